@@ -1,0 +1,60 @@
+# Every target bootstraps its own virtual environment: `make demo` and `make test` are all the
+# set-up a fresh machine (Python 3.11+, Node 20, git) needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help install demo test test-unit test-local test-infra lint format synth serve bench clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP)  ## create .venv with the project and its dev tools
+
+demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded engine
+	$(BIN)/sfn-idempotency demo
+
+test: $(STAMP)  ## every test tier: unit, local state-machine runs, CDK synth
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-unit: $(STAMP)  ## key computation and configuration
+	$(BIN)/pytest tests/unit $(PYTEST_ARGS)
+
+test-local: $(STAMP)  ## state machines on moto's interpreter
+	$(BIN)/pytest tests/local $(PYTEST_ARGS)
+
+test-infra: $(STAMP)  ## CDK synth assertions and cdk-nag
+	$(BIN)/pytest tests/infra $(PYTEST_ARGS)
+
+lint: $(STAMP)  ## ruff and mypy over the whole tree
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+format: $(STAMP)  ## apply ruff's fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+synth: $(STAMP) node_modules/.package-lock.json  ## cdk synth with the CDK CLI, offline, no credentials
+	npx --no-install cdk synth --quiet
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
+serve: $(STAMP)  ## Step Functions, DynamoDB and EventBridge endpoint on 127.0.0.1:8083
+	$(BIN)/sfn-idempotency serve
+
+bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests)
+	$(BIN)/python -m bench.run
+
+clean:  ## remove the virtual environment and build output
+	rm -rf $(VENV) cdk.out node_modules build *.egg-info

@@ -1,0 +1,1 @@
+"""Computes the idempotency key, validation hash and clock values for the state machine."""

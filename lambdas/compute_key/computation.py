@@ -1,0 +1,77 @@
+"""Turns one event into everything the state machine needs to claim, complete and expire a record."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+from compute_key.clock import Clock
+from compute_key.errors import IdempotencyKeyError
+from compute_key.keys import idempotency_key, validation_hash
+from compute_key.settings import IdempotencySettings
+
+MILLISECONDS_PER_SECOND = 1000
+
+
+class KeyComputation(BaseModel):
+    """The ``idempotency`` block of the state: all numbers the ASL uses come from here."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
+
+    disabled: bool
+    has_key: bool
+    key: str | None
+    validation: str
+    now: int  # epoch s
+    now_ms: int  # epoch ms
+    expiration: int  # epoch s: when a claimed record may be claimed again (and the TTL)
+    in_progress_expiration: int  # epoch ms: when the lease of the business step ends
+    completed_expiration: int  # epoch s: expiry written on completion (see completed_expiration())
+    timeout_seconds: int  # the business step's TimeoutSeconds
+    max_claim_attempts: int
+
+
+def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyComputation:
+    now_ms = clock.now_ms()
+    now = now_ms // MILLISECONDS_PER_SECOND
+    key = None
+    validation = ""
+    if not settings.disabled:
+        key = idempotency_key(
+            event,
+            key_prefix=settings.key_prefix,
+            expression=settings.event_key_jmespath,
+            hash_function=settings.hash_function,
+        )
+        if key is None and settings.raise_on_no_key:
+            raise IdempotencyKeyError(
+                f"No data found to create a hashed idempotency key (JMESPath {settings.event_key_jmespath!r})"
+            )
+        validation = validation_hash(
+            event, expression=settings.payload_validation_jmespath, hash_function=settings.hash_function
+        )
+    return KeyComputation(
+        disabled=settings.disabled,
+        has_key=key is not None,
+        key=key,
+        validation=validation,
+        now=now,
+        now_ms=now_ms,
+        expiration=now + settings.expires_after_seconds,
+        in_progress_expiration=now_ms + settings.timeout_seconds * MILLISECONDS_PER_SECOND,
+        completed_expiration=completed_expiration(now, settings),
+        timeout_seconds=settings.timeout_seconds,
+        max_claim_attempts=settings.max_claim_attempts,
+    )
+
+
+def completed_expiration(now: int, settings: IdempotencySettings) -> int:
+    """Expiry of a COMPLETED record.
+
+    The business step finishes at most ``timeout_seconds`` after ``now``; counting the replay
+    window from that bound keeps every result for at least ``expires_after_seconds`` after it was
+    produced, without a second clock read (another Lambda call) at completion.
+    """
+    return now + settings.timeout_seconds + settings.expires_after_seconds

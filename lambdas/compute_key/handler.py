@@ -1,0 +1,42 @@
+"""Lambda entry point: parse the state, compute, return. No AWS calls."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from compute_key import clock
+from compute_key.computation import compute
+from compute_key.errors import IdempotencyKeyError
+from compute_key.settings import load_settings
+
+# Cold start: a bad IDEMPOTENCY_* value fails here, before any request is served.
+SETTINGS = load_settings(os.environ)
+logger = Logger(service="sfn-idempotency")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    logger.append_keys(key_prefix=SETTINGS.key_prefix)
+    if not isinstance(event, dict) or "event" not in event:
+        raise IdempotencyKeyError('the key Lambda expects {"event": <execution input>}')
+    execution_input = event["event"]
+    computation = compute(execution_input, SETTINGS, clock.current())
+    logger.append_keys(idempotency_key=computation.key)
+    if computation.disabled:
+        logger.info("Idempotency disabled: the business step runs without a record")
+    elif not computation.has_key:
+        logger.warning(
+            "No idempotency key value found: the business step runs without a record",
+            jmespath=SETTINGS.event_key_jmespath,
+        )
+    else:
+        logger.info("Idempotency key computed")
+    return {
+        "event": execution_input,
+        "idempotency": computation.model_dump(by_alias=True),
+        "claim": {"attempts": 1},
+    }

@@ -1,0 +1,1 @@
+"""The example business step: places an order."""

@@ -1,0 +1,73 @@
+"""Intercepting the AWS calls that moto's interpreter makes from its Task states.
+
+A hook sees ``(service, operation, params)`` and may answer the call itself, which is how Lambda
+Invoke reaches our in-process handlers and how faults are injected.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.awsrequest import AWSResponse
+from botocore.response import StreamingBody
+
+_PARAMS_KEY = "sfn_local_api_params"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a hook answers instead of the service: a parsed response, or an error code."""
+
+    status_code: int
+    body: dict[str, Any]
+
+    @classmethod
+    def error(cls, code: str, message: str, status_code: int = 400) -> Reply:
+        return cls(status_code, {"Error": {"Code": code, "Message": message}})
+
+    @classmethod
+    def lambda_payload(cls, payload: Any, function_error: str | None = None) -> Reply:
+        data = json.dumps(payload).encode()
+        body: dict[str, Any] = {
+            "StatusCode": 200,
+            "ExecutedVersion": "$LATEST",
+            "Payload": StreamingBody(io.BytesIO(data), len(data)),
+        }
+        if function_error:
+            body["FunctionError"] = function_error
+        return cls(200, body)
+
+
+CallHook = Callable[[str, str, dict[str, Any]], Reply | None]
+
+
+@dataclass
+class CallInterceptor:
+    """Registered on the session whose clients moto's interpreter uses."""
+
+    hooks: list[CallHook] = field(default_factory=list)
+
+    def remember_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context[_PARAMS_KEY] = dict(params)
+
+    def before_call(
+        self, model: Any, context: dict[str, Any], **_: Any
+    ) -> tuple[AWSResponse, dict[str, Any]] | None:
+        service = model.service_model.service_name
+        params = context.get(_PARAMS_KEY, {})
+        for hook in list(self.hooks):
+            reply = hook(service, model.name, params)
+            if reply is not None:
+                return _as_botocore_response(reply)
+        return None
+
+
+def _as_botocore_response(reply: Reply) -> tuple[AWSResponse, dict[str, Any]]:
+    metadata = {"HTTPStatusCode": reply.status_code, "RequestId": str(uuid.uuid4()), "HTTPHeaders": {}}
+    http = AWSResponse(url="local://sfn-idempotency", status_code=reply.status_code, headers={}, raw=None)
+    return http, {**reply.body, "ResponseMetadata": metadata}

@@ -1,0 +1,247 @@
+"""LocalCloud: one in-process AWS account for state machines, on moto's real interpreter."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import boto3
+from compute_key import clock as lambda_clock
+from moto import mock_aws
+
+from sfn_idempotency import definitions
+from sfn_idempotency.local import compat
+from sfn_idempotency.local.calls import Reply
+from sfn_idempotency.local.clock import MovableClock
+from sfn_idempotency.local.faults import FaultPlan
+from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
+
+DEFAULT_REGION = "us-east-1"
+MOTO_ACCOUNT = "123456789012"
+DEFAULT_WAIT_SECONDS = 30.0
+POLL_INTERVAL_SECONDS = 0.005
+_TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
+# moto logs every failed execution with a stack trace; a failed execution is an outcome here.
+_NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
+
+
+class EngineError(RuntimeError):
+    """The local engine was used wrongly (for example, two clouds at once)."""
+
+
+@dataclass(frozen=True)
+class ExecutionResult:
+    arn: str
+    status: str
+    output_json: str | None
+    error: str | None
+    cause: str | None
+    history: tuple[dict[str, Any], ...]
+
+    @property
+    def output(self) -> Any:
+        return None if self.output_json is None else json.loads(self.output_json)
+
+    @property
+    def states(self) -> list[str]:
+        """The states entered, in order: the path the execution took."""
+        return [
+            event["stateEnteredEventDetails"]["name"]
+            for event in self.history
+            if event["type"].endswith("StateEntered")
+        ]
+
+    @property
+    def state_transitions(self) -> int:
+        return len(self.states)
+
+
+class CallCounter:
+    """Counts every AWS call the interpreter makes, by (service, operation)."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[tuple[str, str]] = Counter()
+
+    def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        self.calls[service, operation] += 1
+        return None
+
+    def count(self, service: str, operation: str | None = None) -> int:
+        return sum(n for (s, o), n in self.calls.items() if s == service and operation in (None, o))
+
+
+class LocalCloud:
+    """Start with ``with LocalCloud() as cloud:``; only one may run per process (moto is global)."""
+
+    _active: LocalCloud | None = None
+
+    def __init__(self, region: str = DEFAULT_REGION, retry_wait_scale: float = 1.0) -> None:
+        self.region = region
+        self.account = MOTO_ACCOUNT
+        self.retry_wait_scale = retry_wait_scale
+        self.clock = MovableClock()
+        self.faults = FaultPlan()
+        self.calls = CallCounter()
+        self.lambdas = LambdaRuntime(region, self.account, self.faults)
+        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        self._previous_clock: lambda_clock.Clock | None = None
+        self._log_levels: dict[str, int] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> Self:
+        if LocalCloud._active is not None:
+            raise EngineError("a LocalCloud is already running in this process; close it first")
+        compat.install()
+        self._mock.start()
+        LocalCloud._active = self
+        compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
+        compat.retry_time.scale = self.retry_wait_scale
+        self._previous_clock = lambda_clock.install(self.clock)
+        for name in _NOISY_LOGGERS:
+            logger = logging.getLogger(name)
+            self._log_levels[name] = logger.level
+            logger.setLevel(logging.CRITICAL)
+        self.sfn = self.client("stepfunctions")
+        self.dynamodb = self.client("dynamodb")
+        self.events = self.client("events")
+        return self
+
+    def close(self) -> None:
+        if LocalCloud._active is not self:
+            return
+        self.faults.release()
+        self._stop_running_executions()
+        compat.interceptor.hooks.clear()
+        compat.retry_time.scale = 1.0
+        if self._previous_clock is not None:
+            lambda_clock.install(self._previous_clock)
+        for name, level in self._log_levels.items():
+            logging.getLogger(name).setLevel(level)
+        self._mock.stop()
+        LocalCloud._active = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def client(self, service: str) -> Any:
+        return boto3.client(service, region_name=self.region)
+
+    # -- resources -------------------------------------------------------------------------
+    def add_function(
+        self,
+        name: str,
+        handler: str | Handler,
+        *,
+        code_dir: Path | None = None,
+        environment: Mapping[str, str] | None = None,
+        timeout_seconds: int = 60,
+    ) -> LocalFunction:
+        """A Lambda function: ``handler`` is ``"package.module.function"`` under ``code_dir`` (loaded
+        with ``environment``, as a cold start) or a Python callable."""
+        if isinstance(handler, str):
+            if code_dir is None:
+                raise EngineError(f"function {name}: a handler string needs code_dir")
+            handler = cold_start(code_dir, handler, environment or {})
+        return self.lambdas.add(name, handler, timeout_seconds)
+
+    def create_table(self, name: str, *, ttl_attribute: str = "expiration") -> str:
+        self.dynamodb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        self.dynamodb.update_time_to_live(
+            TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute}
+        )
+        return name
+
+    def create_state_machine(
+        self, name: str, asl_path: Path, substitutions: Mapping[str, str], *, workflow_type: str = "STANDARD"
+    ) -> str:
+        definition = definitions.render(asl_path, substitutions)
+        response = self.sfn.create_state_machine(
+            name=name,
+            definition=definition,
+            roleArn=f"arn:aws:iam::{self.account}:role/{name}-role",
+            type=workflow_type,
+        )
+        return str(response["stateMachineArn"])
+
+    # -- executions ------------------------------------------------------------------------
+    def start_execution(self, state_machine_arn: str, execution_input: Any, name: str | None = None) -> str:
+        # AWS names an unnamed execution with a UUID; moto would name it "None".
+        response = self.sfn.start_execution(
+            stateMachineArn=state_machine_arn,
+            input=json.dumps(execution_input),
+            name=name or str(uuid.uuid4()),
+        )
+        return str(response["executionArn"])
+
+    def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            description = self.sfn.describe_execution(executionArn=execution_arn)
+            if description["status"] in _TERMINAL:
+                return self._result(description)
+            time.sleep(POLL_INTERVAL_SECONDS)
+        raise TimeoutError(f"{execution_arn} still running after {timeout} s")
+
+    def wait_all(
+        self, execution_arns: Iterable[str], timeout: float = DEFAULT_WAIT_SECONDS
+    ) -> list[ExecutionResult]:
+        deadline = time.monotonic() + timeout
+        return [self.wait(arn, max(0.0, deadline - time.monotonic())) for arn in execution_arns]
+
+    def run(
+        self,
+        state_machine_arn: str,
+        execution_input: Any,
+        name: str | None = None,
+        timeout: float = DEFAULT_WAIT_SECONDS,
+    ) -> ExecutionResult:
+        return self.wait(self.start_execution(state_machine_arn, execution_input, name), timeout)
+
+    def wait_until(
+        self, condition: Callable[[], bool], timeout: float = DEFAULT_WAIT_SECONDS, what: str = ""
+    ) -> None:
+        """Poll ``condition`` until it holds, or fail after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"not reached within {timeout} s: {what or condition}")
+            time.sleep(POLL_INTERVAL_SECONDS)
+
+    def _result(self, description: dict[str, Any]) -> ExecutionResult:
+        arn = description["executionArn"]
+        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=arn)
+        history = tuple(event for page in pages for event in page["events"])
+        return ExecutionResult(
+            arn=arn,
+            status=description["status"],
+            output_json=description.get("output"),
+            error=description.get("error"),
+            cause=description.get("cause"),
+            history=history,
+        )
+
+    def _stop_running_executions(self) -> None:
+        for machine in self.sfn.list_state_machines()["stateMachines"]:
+            running = self.sfn.list_executions(
+                stateMachineArn=machine["stateMachineArn"], statusFilter="RUNNING"
+            )
+            for execution in running["executions"]:
+                self.sfn.stop_execution(executionArn=execution["executionArn"])

@@ -1,0 +1,105 @@
+"""Small, isolated fixes to moto's Step Functions interpreter. Each one has a test in tests/local.
+
+1. Task clients: moto builds a new boto3 client for every Task state it runs (most of the local
+   overhead). We hand it one cached client per service and region, created from a session that
+   carries our call hooks, so Lambda Invoke reaches our handlers and faults can be injected.
+2. Retry waits: moto sleeps the real IntervalSeconds/backoff. The engine may scale the wait so
+   that tests of Retry policies do not spend minutes sleeping; semantics (which errors retry,
+   how many times) are untouched.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+import threading
+import time
+from typing import Any
+
+import boto3
+from botocore.client import BaseClient
+from botocore.config import Config
+
+from sfn_idempotency.local.calls import CallInterceptor
+
+_ORIGINAL_ATTRIBUTE = "_sfn_local_original"
+_BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
+_COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
+_RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
+
+interceptor = CallInterceptor()
+_session_lock = threading.Lock()
+_clients: dict[tuple[str, str, str | None], BaseClient] = {}
+_session: boto3.Session | None = None
+
+
+def _interpreter_session() -> boto3.Session:
+    global _session
+    if _session is None:
+        session = boto3.Session(aws_access_key_id="ak", aws_secret_access_key="sk")
+        session.events.register("before-parameter-build", interceptor.remember_params)
+        session.events.register("before-call", interceptor.before_call)
+        _session = session
+    return _session
+
+
+def cached_boto_client_for(region: str, service: str, state_credentials: Any = None) -> BaseClient:
+    """Drop-in for moto's ``boto_client_for``; same endpoint and retry settings, built once."""
+    from moto.core.models import botocore_stubber
+    from moto.settings import moto_server_port
+
+    endpoint_url = None if botocore_stubber.enabled else f"http://localhost:{moto_server_port()}"
+    cache_key = (region, service, endpoint_url)
+    client = _clients.get(cache_key)
+    if client is None:
+        with _session_lock:
+            client = _clients.get(cache_key)
+            if client is None:
+                client = _interpreter_session().client(
+                    service,
+                    region_name=region,
+                    endpoint_url=endpoint_url,
+                    config=Config(
+                        parameter_validation=False,
+                        retries={"max_attempts": 0, "total_max_attempts": 1},
+                        max_pool_connections=64,
+                    ),
+                )
+                _clients[cache_key] = client
+    return client
+
+
+class _ScaledTime:
+    """Stands in for the ``time`` module inside moto's retrier only."""
+
+    scale = 1.0
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds * self.scale)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+retry_time = _ScaledTime()
+
+
+def install() -> None:
+    """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
+    boto_client_module = importlib.import_module(_BOTO_CLIENT_MODULE)
+    original = getattr(boto_client_module, _ORIGINAL_ATTRIBUTE, boto_client_module.boto_client_for)
+    setattr(boto_client_module, _ORIGINAL_ATTRIBUTE, original)
+    for module in _interpreter_modules():
+        if getattr(module, "boto_client_for", None) is original:
+            module.boto_client_for = cached_boto_client_for
+    setattr(boto_client_module, "boto_client_for", cached_boto_client_for)  # noqa: B010
+    setattr(importlib.import_module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
+
+
+def _interpreter_modules() -> list[Any]:
+    """Every interpreter module, imported now so that none keeps the original later."""
+    package = importlib.import_module(_COMPONENT_PACKAGE)
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{_COMPONENT_PACKAGE}."):
+        importlib.import_module(info.name)
+    return [module for name, module in list(sys.modules.items()) if name.startswith(_COMPONENT_PACKAGE)]

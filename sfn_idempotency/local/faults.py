@@ -1,0 +1,130 @@
+"""Faults injected into the calls the interpreter makes and into the functions it invokes."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sfn_idempotency.local.calls import Reply
+
+
+def _call_numbers(calls: int | Iterable[int] | None) -> frozenset[int] | None:
+    if calls is None:
+        return None
+    numbers = frozenset([calls] if isinstance(calls, int) else calls)
+    if not numbers or min(numbers) < 1:
+        raise ValueError("calls are counted from 1")
+    return numbers
+
+
+@dataclass(frozen=True)
+class _ApiFault:
+    service: str
+    operation: str
+    code: str
+    message: str
+    status_code: int
+    calls: frozenset[int] | None
+
+
+@dataclass(frozen=True)
+class _FunctionFault:
+    function: str
+    calls: frozenset[int] | None
+    error_type: str | None = None
+    message: str = ""
+    delay_seconds: float = 0.0
+
+
+class FaultPlan:
+    """Which call fails how. Call numbers count from 1, per operation or per function."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._api_faults: list[_ApiFault] = []
+        self._function_faults: list[_FunctionFault] = []
+        self._api_calls: Counter[tuple[str, str]] = Counter()
+        self._function_calls: Counter[str] = Counter()
+        self._released = threading.Event()
+
+    def api_error(
+        self,
+        service: str,
+        operation: str,
+        code: str,
+        *,
+        calls: int | Iterable[int] | None = None,
+        message: str | None = None,
+        status_code: int = 400,
+    ) -> None:
+        """Make ``service.operation`` (e.g. dynamodb PutItem) fail with error ``code``."""
+        fault = _ApiFault(
+            service, operation, code, message or f"Injected {code}", status_code, _call_numbers(calls)
+        )
+        with self._lock:
+            self._api_faults.append(fault)
+
+    def function_error(
+        self, function: str, error_type: str, message: str = "", *, calls: int | Iterable[int] | None = None
+    ) -> None:
+        """Make the function fail as if its code raised ``error_type``."""
+        with self._lock:
+            self._function_faults.append(
+                _FunctionFault(function, _call_numbers(calls), error_type=error_type, message=message)
+            )
+
+    def function_delay(
+        self, function: str, seconds: float, *, calls: int | Iterable[int] | None = None
+    ) -> None:
+        """Hold the function for ``seconds`` before its code runs (past its timeout: a hang)."""
+        with self._lock:
+            self._function_faults.append(
+                _FunctionFault(function, _call_numbers(calls), delay_seconds=seconds)
+            )
+
+    def clear(self) -> None:
+        with self._lock:
+            self._api_faults.clear()
+            self._function_faults.clear()
+
+    def release(self) -> None:
+        """Wake every delayed function at once (the engine does this when it closes)."""
+        self._released.set()
+
+    def api_hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        with self._lock:
+            self._api_calls[service, operation] += 1
+            number = self._api_calls[service, operation]
+            fault = next(
+                (
+                    f
+                    for f in self._api_faults
+                    if (f.service, f.operation) == (service, operation)
+                    and (f.calls is None or number in f.calls)
+                ),
+                None,
+            )
+        if fault is None:
+            return None
+        return Reply.error(fault.code, fault.message, fault.status_code)
+
+    def before_function(self, function: str) -> Reply | None:
+        """Called as the function starts; an error Reply stands for the function's failure."""
+        with self._lock:
+            self._function_calls[function] += 1
+            number = self._function_calls[function]
+            faults = [
+                f
+                for f in self._function_faults
+                if f.function == function and (f.calls is None or number in f.calls)
+            ]
+        for fault in faults:
+            if fault.delay_seconds:
+                self._released.wait(fault.delay_seconds)
+            if fault.error_type:
+                payload = {"errorMessage": fault.message, "errorType": fault.error_type, "stackTrace": []}
+                return Reply.lambda_payload(payload, function_error="Unhandled")
+        return None

@@ -1,0 +1,173 @@
+"""Lambda functions run in-process: our real handlers, a real-looking context, Lambda's error payloads."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from sfn_idempotency.local.calls import Reply
+from sfn_idempotency.local.faults import FaultPlan
+
+Handler = Callable[[Any, Any], Any]
+_cold_start_lock = threading.Lock()
+_module_numbers = itertools.count(1)
+
+
+@dataclass
+class LocalLambdaContext:
+    """The attributes of ``awslambdaric``'s LambdaContext that handlers and Powertools read."""
+
+    function_name: str
+    invoked_function_arn: str
+    timeout_seconds: int
+    memory_limit_in_mb: int = 128
+    function_version: str = "$LATEST"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_group_name: str = ""
+    log_stream_name: str = "local"
+    identity: Any = None
+    client_context: Any = None
+    _started: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.log_group_name = self.log_group_name or f"/aws/lambda/{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        elapsed = time.monotonic() - self._started
+        return max(0, int((self.timeout_seconds - elapsed) * 1000))
+
+
+@dataclass
+class LocalFunction:
+    name: str
+    arn: str
+    handler: Handler
+    timeout_seconds: int
+
+
+@contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def cold_start(code_dir: Path, handler: str, environment: Mapping[str, str]) -> Handler:
+    """Load ``module.function`` from ``code_dir`` as a fresh module, with the function's environment.
+
+    A fresh module per function is a fresh sandbox: module-level configuration is read again, as
+    at a Lambda cold start, and two functions built from one file keep separate settings.
+    """
+    module_path, _, function_name = handler.rpartition(".")
+    source = code_dir / Path(*module_path.split(".")).with_suffix(".py")
+    if not source.is_file():
+        raise FileNotFoundError(f"handler {handler!r}: no file {source}")
+    with _cold_start_lock, _environment(environment):
+        if str(code_dir) not in sys.path:
+            sys.path.append(str(code_dir))
+        spec = importlib.util.spec_from_file_location(
+            f"{module_path}.__local_{next(_module_numbers)}", source
+        )
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load {source}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    function: Handler = getattr(module, function_name)
+    return function
+
+
+class LambdaRuntime:
+    """Answers ``lambda.Invoke`` for the functions added to it; other names fall through to moto."""
+
+    def __init__(self, region: str, account: str, faults: FaultPlan) -> None:
+        self._region = region
+        self._account = account
+        self._faults = faults
+        self._functions: dict[str, LocalFunction] = {}
+        self._invocations: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, handler: Handler, timeout_seconds: int) -> LocalFunction:
+        arn = f"arn:aws:lambda:{self._region}:{self._account}:function:{name}"
+        function = LocalFunction(name, arn, handler, timeout_seconds)
+        self._functions[name] = function
+        self._invocations[name] = 0
+        return function
+
+    def invocations(self, name: str) -> int:
+        """How many times the function's code was entered (failed runs included)."""
+        with self._lock:
+            return self._invocations[name]
+
+    def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        if (service, operation) != ("lambda", "Invoke"):
+            return None
+        function = self._functions.get(_function_name(str(params.get("FunctionName", ""))))
+        if function is None:
+            return None
+        return self.invoke(function, params.get("Payload"))
+
+    def invoke(self, function: LocalFunction, payload: Any) -> Reply:
+        event = _decode(payload)
+        context = LocalLambdaContext(function.name, function.arn, function.timeout_seconds)
+        with self._lock:
+            self._invocations[function.name] += 1
+        injected = self._faults.before_function(function.name)
+        if injected is not None:
+            return injected
+        try:
+            result = function.handler(event, context)
+        except Exception as error:
+            return Reply.lambda_payload(_error_payload(error, context), function_error="Unhandled")
+        try:
+            json.dumps(result)
+        except (TypeError, ValueError) as error:
+            payload = {
+                "errorMessage": f"Unable to marshal response: {error}",
+                "errorType": "Runtime.MarshalError",
+            }
+            return Reply.lambda_payload(payload, function_error="Unhandled")
+        return Reply.lambda_payload(result)
+
+
+def _function_name(reference: str) -> str:
+    """A name, a partial or full ARN, with or without qualifier: the function's name."""
+    parts = unquote(reference).split(":")
+    return parts[parts.index("function") + 1] if "function" in parts else parts[0]
+
+
+def _decode(payload: Any) -> Any:
+    if payload is None or payload == b"":
+        return None
+    if isinstance(payload, bytes | bytearray):
+        payload = payload.decode()
+    return json.loads(payload) if isinstance(payload, str) else payload
+
+
+def _error_payload(error: Exception, context: LocalLambdaContext) -> dict[str, Any]:
+    return {
+        "errorMessage": str(error),
+        "errorType": type(error).__name__,
+        "requestId": context.aws_request_id,
+        "stackTrace": traceback.format_tb(error.__traceback__),
+    }

@@ -1,0 +1,117 @@
+"""The project's idempotent workflow, deployed on a LocalCloud exactly as the CDK stack deploys it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer
+from compute_key.keys import idempotency_key
+from compute_key.settings import IdempotencySettings
+
+from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, ExecutionResult, LocalCloud
+from sfn_idempotency.local.lambdas import Handler
+from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR
+from sfn_idempotency.settings import example_settings
+
+COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
+PLACE_ORDER_HANDLER = "place_order.handler.handler"
+_deserializer = TypeDeserializer()
+
+
+class IdempotentService:
+    """Table, key Lambda, business Lambda and state machine, named like the stack names them."""
+
+    def __init__(
+        self,
+        cloud: LocalCloud,
+        settings: IdempotencySettings | None = None,
+        *,
+        name: str = "idempotency",
+        business_handler: str | Handler = PLACE_ORDER_HANDLER,
+        table_name: str | None = None,
+        asl_path: Path = IDEMPOTENCY_ASL,
+    ) -> None:
+        self.cloud = cloud
+        self.settings = settings or example_settings()
+        self.name = name
+        self.compute_key_function = f"{name}-compute-key"
+        self.business_function = f"{name}-business"
+        self.table_name = table_name or cloud.create_table(f"{name}-table")
+        compute_key = cloud.add_function(
+            self.compute_key_function,
+            COMPUTE_KEY_HANDLER,
+            code_dir=LAMBDAS_DIR,
+            environment={**self.settings.to_environment(), "POWERTOOLS_LOG_LEVEL": "WARNING"},
+            timeout_seconds=10,
+        )
+        business = cloud.add_function(
+            self.business_function,
+            business_handler,
+            code_dir=LAMBDAS_DIR,
+            environment={"POWERTOOLS_LOG_LEVEL": "WARNING"},
+            timeout_seconds=self.settings.timeout_seconds,
+        )
+        self.state_machine_arn = cloud.create_state_machine(
+            name,
+            asl_path,
+            {
+                "ComputeKeyFunctionArn": compute_key.arn,
+                "BusinessFunctionArn": business.arn,
+                "TableName": self.table_name,
+            },
+        )
+
+    # -- executions ------------------------------------------------------------------------
+    def start(self, event: Any, name: str | None = None) -> str:
+        return self.cloud.start_execution(self.state_machine_arn, event, name)
+
+    def run(
+        self, event: Any, name: str | None = None, timeout: float = DEFAULT_WAIT_SECONDS
+    ) -> ExecutionResult:
+        return self.cloud.wait(self.start(event, name), timeout)
+
+    def start_many(self, events: Iterable[Any]) -> list[str]:
+        return [self.start(event) for event in events]
+
+    @property
+    def business_runs(self) -> int:
+        return self.cloud.lambdas.invocations(self.business_function)
+
+    # -- records ---------------------------------------------------------------------------
+    def key_for(self, event: Any) -> str | None:
+        """The key the key Lambda computes for ``event``."""
+        return idempotency_key(
+            event,
+            key_prefix=self.settings.key_prefix,
+            expression=self.settings.event_key_jmespath,
+            hash_function=self.settings.hash_function,
+        )
+
+    def record(self, key: str) -> dict[str, Any] | None:
+        """The record as DynamoDB holds it (typed attribute values), or None."""
+        item = self.cloud.dynamodb.get_item(
+            TableName=self.table_name, Key={"id": {"S": key}}, ConsistentRead=True
+        )
+        record: dict[str, Any] | None = item.get("Item")
+        return record
+
+    def record_for(self, event: Any) -> dict[str, Any] | None:
+        key = self.key_for(event)
+        return None if key is None else self.record(key)
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every record, as plain Python values."""
+        pages = self.cloud.dynamodb.get_paginator("scan").paginate(
+            TableName=self.table_name, ConsistentRead=True
+        )
+        return [
+            {name: _deserializer.deserialize(value) for name, value in item.items()}
+            for page in pages
+            for item in page["Items"]
+        ]
+
+    def wait_for_claim(self, event: Any, timeout: float = DEFAULT_WAIT_SECONDS) -> None:
+        """Block until some execution holds the key of ``event`` (to start a concurrent duplicate)."""
+        self.cloud.wait_until(lambda: self.record_for(event) is not None, timeout, f"claim of {event!r}")

@@ -1,0 +1,8 @@
+"""Where the project's single sources of truth live: the ASL files and the Lambda code."""
+
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+STATEMACHINES_DIR = PROJECT_ROOT / "statemachines"
+LAMBDAS_DIR = PROJECT_ROOT / "lambdas"
+IDEMPOTENCY_ASL = STATEMACHINES_DIR / "idempotency.asl.json"

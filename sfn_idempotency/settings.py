@@ -1,0 +1,27 @@
+"""The example workflow's configuration, shared by the CDK app, the local engine and the CLI."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from compute_key.settings import IdempotencySettings, load_settings
+
+# The example business step places orders; the order id is what makes two requests "the same".
+EXAMPLE_ENVIRONMENT: dict[str, str] = {
+    "IDEMPOTENCY_KEY_PREFIX": "orders",
+    "IDEMPOTENCY_EVENT_KEY_JMESPATH": "orderId",
+    "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": "3600",
+    "IDEMPOTENCY_TIMEOUT_SECONDS": "30",
+}
+_OVERRIDABLE_PREFIXES = ("IDEMPOTENCY_", "POWERTOOLS_IDEMPOTENCY_DISABLED")
+
+
+def example_settings(environ: Mapping[str, str] | None = None, **overrides: str) -> IdempotencySettings:
+    """The example configuration; ``IDEMPOTENCY_*`` variables in ``environ`` (default: the process
+    environment) win over it, as they would on the deployed key Lambda, and ``overrides`` win over both."""
+    environ = os.environ if environ is None else environ
+    from_environment = {
+        name: value for name, value in environ.items() if name.startswith(_OVERRIDABLE_PREFIXES)
+    }
+    return load_settings({**EXAMPLE_ENVIRONMENT, **from_environment, **overrides})
