@@ -63,6 +63,17 @@ class ExecutionResult:
     def state_transitions(self) -> int:
         return len(self.states)
 
+    def lambda_invocations(self, function_arn: str) -> int:
+        """How many times this execution scheduled the function (retries included)."""
+        return sum(
+            1
+            for event in self.history
+            if event["type"] == "TaskScheduled"
+            and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
+            and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName")
+            == function_arn
+        )
+
 
 class CallCounter:
     """Counts every AWS call the interpreter makes, by (service, operation)."""

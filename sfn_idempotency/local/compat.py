@@ -6,11 +6,17 @@
 2. Retry waits: moto sleeps the real IntervalSeconds/backoff. The engine may scale the wait so
    that tests of Retry policies do not spend minutes sleeping; semantics (which errors retry,
    how many times) are untouched.
+3. Execution output: AWS returns the output as JSON text, always; moto returns a string result
+   unquoted and drops a null one. We store the output as its JSON text when the execution ends.
+4. Fail states re-raising a caught error: ``"ErrorPath": "$.error.Error"`` is how a workflow
+   re-throws what a Catch caught, ``States.Timeout`` included. moto refuses any ``States.`` name
+   there (a rule meant for the names a Task reports), so a re-thrown timeout became States.Runtime.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import pkgutil
 import sys
 import threading
@@ -27,6 +33,9 @@ _ORIGINAL_ATTRIBUTE = "_sfn_local_original"
 _BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
+_EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
+_FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
+_CUSTOM_ERROR_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name"
 
 interceptor = CallInterceptor()
 _session_lock = threading.Lock()
@@ -95,6 +104,21 @@ def install() -> None:
             module.boto_client_for = cached_boto_client_for
     setattr(boto_client_module, "boto_client_for", cached_boto_client_for)  # noqa: B010
     setattr(importlib.import_module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
+    _store_output_as_json_text()
+    _let_fail_states_rethrow_builtin_errors()
+
+
+def _store_output_as_json_text() -> None:
+    communication = importlib.import_module(_EXECUTION_MODULE).BaseExecutionWorkerCommunication
+    original = getattr(communication, _ORIGINAL_ATTRIBUTE, communication._reflect_execution_status)
+
+    def reflect_execution_status(self: Any) -> None:
+        original(self)
+        if self.execution.exec_status == "SUCCEEDED":
+            self.execution.output = json.dumps(self.execution.output, separators=(",", ":"))
+
+    setattr(communication, _ORIGINAL_ATTRIBUTE, original)
+    communication._reflect_execution_status = reflect_execution_status
 
 
 def _interpreter_modules() -> list[Any]:
@@ -103,3 +127,13 @@ def _interpreter_modules() -> list[Any]:
     for info in pkgutil.walk_packages(package.__path__, prefix=f"{_COMPONENT_PACKAGE}."):
         importlib.import_module(info.name)
     return [module for name, module in list(sys.modules.items()) if name.startswith(_COMPONENT_PACKAGE)]
+
+
+def _let_fail_states_rethrow_builtin_errors() -> None:
+    custom_error_name = importlib.import_module(_CUSTOM_ERROR_MODULE).CustomErrorName
+
+    class RethrownErrorName(custom_error_name):  # type: ignore[misc, valid-type]
+        def __init__(self, error_name: str | None) -> None:
+            super(custom_error_name, self).__init__(error_name=error_name)
+
+    setattr(importlib.import_module(_FAIL_STATE_MODULE), "CustomErrorName", RethrownErrorName)  # noqa: B010

@@ -46,7 +46,7 @@ class IdempotentService:
             environment={**self.settings.to_environment(), "POWERTOOLS_LOG_LEVEL": "WARNING"},
             timeout_seconds=10,
         )
-        business = cloud.add_function(
+        self.business = business = cloud.add_function(
             self.business_function,
             business_handler,
             code_dir=LAMBDAS_DIR,
@@ -77,7 +77,11 @@ class IdempotentService:
 
     @property
     def business_runs(self) -> int:
+        """How many times the business step's code ran, over all executions."""
         return self.cloud.lambdas.invocations(self.business_function)
+
+    def business_runs_in(self, result: ExecutionResult) -> int:
+        return result.lambda_invocations(self.business.arn)
 
     # -- records ---------------------------------------------------------------------------
     def key_for(self, event: Any) -> str | None:

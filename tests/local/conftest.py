@@ -1,0 +1,68 @@
+"""Helpers for state-machine runs on the local engine (fixtures come from sfn_idempotency's plugin)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from place_order.orders import place_order
+
+from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.settings import example_settings
+
+GATE_TIMEOUT_SECONDS = 20
+
+
+class Gate:
+    """A business step whose first call places the order only when the test opens the gate;
+    later calls go straight through. ``fail_with`` makes the gated call raise instead."""
+
+    def __init__(self, fail_with: Exception | None = None) -> None:
+        self.entered = threading.Event()
+        self._open = threading.Event()
+        self._fail_with = fail_with
+        self._first = threading.Lock()
+
+    def open(self) -> None:
+        self._open.set()
+
+    def handler(self, event: Any, context: Any) -> Any:
+        if self._first.acquire(blocking=False):
+            self.entered.set()
+            if not self._open.wait(GATE_TIMEOUT_SECONDS):
+                raise TimeoutError("the test never opened the gate")
+            if self._fail_with is not None:
+                raise self._fail_with
+        return place_order(event)
+
+
+@pytest.fixture
+def gate() -> Iterator[Gate]:
+    gate = Gate()
+    yield gate
+    gate.open()
+
+
+ServiceFactory = Callable[..., IdempotentService]
+
+
+@pytest.fixture
+def make_service(local_cloud: LocalCloud) -> ServiceFactory:
+    """Deploy the workflow with configuration overrides (``IDEMPOTENCY_*`` names) and a business handler."""
+    counter = iter(range(1, 1000))
+
+    def make(business_handler: Any = None, **overrides: str) -> IdempotentService:
+        kwargs = {"business_handler": business_handler} if business_handler else {}
+        return IdempotentService(
+            local_cloud, example_settings(environ={}, **overrides), name=f"workflow{next(counter)}", **kwargs
+        )
+
+    return make
+
+
+def item_values(record: dict[str, Any] | None) -> dict[str, tuple[str, str]]:
+    """A DynamoDB item as {attribute: (type, value)}."""
+    assert record is not None
+    return {name: next(iter(value.items())) for name, value in record.items()}

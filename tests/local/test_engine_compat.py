@@ -1,0 +1,175 @@
+"""The local engine's moto fixes and Lambda dispatch, each against the documented AWS behaviour."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.local import LocalCloud, compat
+
+
+class PaymentDeclined(Exception):
+    pass
+
+
+def deploy(
+    cloud: LocalCloud, tmp_path: Path, states: dict[str, Any], start_at: str, **substitutions: str
+) -> str:
+    asl = tmp_path / "machine.asl.json"
+    asl.write_text(json.dumps({"StartAt": start_at, "States": states}))
+    return cloud.create_state_machine("machine", asl, substitutions)
+
+
+def invoke_state(next_or_end: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "${Fn}", "Payload.$": "$"},
+        "OutputPath": "$.Payload",
+        **extra,
+        **next_or_end,
+    }
+
+
+def test_lambda_invoke_runs_the_handler_with_a_lambda_context(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a function and a state machine that invokes it through the optimized integration
+    seen: list[Any] = []
+
+    def handler(event: Any, context: Any) -> Any:
+        seen.append(
+            (
+                event,
+                context.function_name,
+                context.invoked_function_arn,
+                context.get_remaining_time_in_millis(),
+            )
+        )
+        return {"doubled": event["n"] * 2}
+
+    function = local_cloud.add_function("doubler", handler, timeout_seconds=5)
+    machine = deploy(local_cloud, tmp_path, {"Call": invoke_state({"End": True})}, "Call", Fn=function.arn)
+
+    # When executed twice
+    results = [local_cloud.run(machine, {"n": n}) for n in (2, 5)]
+
+    # Then the handler got the payload and a context, and its result is the Payload
+    assert [r.output for r in results] == [{"doubled": 4}, {"doubled": 10}]
+    assert [s[:3] for s in seen] == [({"n": 2}, "doubler", function.arn), ({"n": 5}, "doubler", function.arn)]
+    assert all(0 < s[3] <= 5000 for s in seen)
+    # And the interpreter reused one Lambda client rather than building one per Task
+    lambda_clients = [key for key in compat._clients if key[1] == "lambda"]
+    assert len(lambda_clients) == 1
+
+
+def test_raised_exception_is_an_unhandled_error_that_retry_and_catch_match(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a function raising PaymentDeclined, retried twice on that name, then caught
+    calls: list[int] = []
+
+    def handler(event: Any, context: Any) -> Any:
+        calls.append(1)
+        raise PaymentDeclined("card expired")
+
+    function = local_cloud.add_function("pay", handler)
+    states = {
+        "Pay": invoke_state(
+            {"Next": "Done"},
+            Retry=[{"ErrorEquals": ["PaymentDeclined"], "MaxAttempts": 2, "IntervalSeconds": 1}],
+            Catch=[{"ErrorEquals": ["PaymentDeclined"], "ResultPath": "$.error", "Next": "Caught"}],
+        ),
+        "Caught": {"Type": "Pass", "End": True},
+        "Done": {"Type": "Succeed"},
+    }
+    machine = deploy(local_cloud, tmp_path, states, "Pay", Fn=function.arn)
+
+    # When executed
+    result = local_cloud.run(machine, {"order": 1})
+
+    # Then the error name is the exception's class, the cause is Lambda's error payload
+    assert result.states == ["Pay", "Caught"]
+    assert len(calls) == 3
+    assert result.output["error"]["Error"] == "PaymentDeclined"
+    cause = json.loads(result.output["error"]["Cause"])
+    assert cause["errorType"] == "PaymentDeclined"
+    assert cause["errorMessage"] == "card expired"
+
+
+def test_unknown_function_falls_through_to_moto_and_fails_the_task(local_cloud: LocalCloud, tmp_path: Path):
+    machine = deploy(
+        local_cloud,
+        tmp_path,
+        {"Call": invoke_state({"End": True})},
+        "Call",
+        Fn="arn:aws:lambda:us-east-1:123456789012:function:nobody",
+    )
+    result = local_cloud.run(machine, {})
+    assert result.status == "FAILED"
+    assert result.error.startswith("Lambda.")
+
+
+def test_retry_policy_keeps_its_attempts_when_waits_are_scaled(tmp_path: Path):
+    # Given a Retrier whose waits would take minutes, on an engine that scales waits to zero
+    with LocalCloud(retry_wait_scale=0) as cloud:
+        attempts: list[int] = []
+
+        def flaky(event: Any, context: Any) -> Any:
+            attempts.append(1)
+            return 1 / 0
+
+        function = cloud.add_function("flaky", flaky)
+        retry = [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 60, "MaxAttempts": 3, "BackoffRate": 2}]
+        machine = deploy(
+            cloud, tmp_path, {"Call": invoke_state({"End": True}, Retry=retry)}, "Call", Fn=function.arn
+        )
+
+        # When executed (the wait deadline is far below the unscaled 60+120+240 s)
+        result = cloud.run(machine, {}, timeout=10)
+
+    # Then the documented semantics hold: 1 attempt + MaxAttempts retries, then the error
+    assert len(attempts) == 4
+    assert result.error == "ZeroDivisionError"
+
+
+@pytest.mark.parametrize("value", ["abc", "", None, 0, False, [], {"a": [1, 2.5]}])
+def test_execution_output_is_always_json_text(local_cloud: LocalCloud, tmp_path: Path, value: Any):
+    # AWS: DescribeExecution.output is "The JSON output data of the execution", also for strings and null.
+    machine = deploy(local_cloud, tmp_path, {"Emit": {"Type": "Pass", "Result": value, "End": True}}, "Emit")
+    result = local_cloud.run(machine, {})
+    assert result.output_json == json.dumps(value, separators=(",", ":"))
+
+
+def test_fail_state_can_rethrow_a_caught_builtin_error(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a caught States.Timeout being re-thrown with ErrorPath/CausePath
+    states = {
+        "Caught": {
+            "Type": "Pass",
+            "Result": {"Error": "States.Timeout", "Cause": "took too long"},
+            "ResultPath": "$.error",
+            "Next": "Rethrow",
+        },
+        "Rethrow": {"Type": "Fail", "ErrorPath": "$.error.Error", "CausePath": "$.error.Cause"},
+    }
+    machine = deploy(local_cloud, tmp_path, states, "Caught")
+
+    # When executed; Then the execution fails with that very error
+    result = local_cloud.run(machine, {})
+    assert (result.status, result.error, result.cause) == ("FAILED", "States.Timeout", "took too long")
+
+
+def test_failed_executions_do_not_flood_the_log(local_cloud: LocalCloud, tmp_path: Path, caplog):
+    machine = deploy(local_cloud, tmp_path, {"Boom": {"Type": "Fail", "Error": "Boom"}}, "Boom")
+    with caplog.at_level(logging.DEBUG):
+        assert local_cloud.run(machine, {}).error == "Boom"
+    assert [r for r in caplog.records if r.name.startswith("moto") and r.levelno >= logging.WARNING] == []
+
+
+def test_only_one_cloud_runs_at_a_time(local_cloud: LocalCloud):
+    from sfn_idempotency.local.cloud import EngineError
+
+    with pytest.raises(EngineError, match="already running"), LocalCloud():
+        pass

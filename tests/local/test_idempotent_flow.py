@@ -1,0 +1,287 @@
+"""The idempotent workflow end to end on moto's interpreter: outputs, records, business runs, paths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sfn_idempotency.local import IdempotentService, LocalCloud
+from tests.local.conftest import Gate, ServiceFactory, item_values
+
+ORDER = {"orderId": "o-1", "amount": 25}
+FIRST_RUN_PATH = ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
+REPLAY_PATH = ["ComputeKey", "RouteByKey", "Claim", "Read", "RouteByRecord", "Replay"]
+
+
+def test_first_run_places_the_order_and_completes_the_record(idempotent_service: IdempotentService):
+    # When an order is placed for the first time
+    result = idempotent_service.run(ORDER)
+
+    # Then the business step ran once, its result is the output and the record holds it
+    assert result.status == "SUCCEEDED"
+    assert result.output["orderId"] == "o-1"
+    assert result.output["status"] == "PLACED"
+    assert idempotent_service.business_runs == 1
+    assert result.states == FIRST_RUN_PATH
+    record = idempotent_service.record_for(ORDER)
+    assert record["status"] == {"S": "COMPLETED"}
+    assert json.loads(record["data"]["S"]) == result.output
+
+
+def test_duplicate_replays_the_first_output_exactly(idempotent_service: IdempotentService):
+    # Given a placed order
+    first = idempotent_service.run(ORDER)
+
+    # When the same order arrives again (a client resend, an event redelivery)
+    duplicate = idempotent_service.run(dict(ORDER))
+
+    # Then the output is the first run's, byte for byte, and the order was placed once
+    assert duplicate.status == "SUCCEEDED"
+    assert duplicate.output_json == first.output_json
+    assert idempotent_service.business_runs == 1
+    assert duplicate.states == REPLAY_PATH
+
+
+def test_record_attributes_types_and_units(idempotent_service: IdempotentService, local_cloud: LocalCloud):
+    # Given the engine's clock; When an order is placed
+    before_ms = local_cloud.clock.now_ms()
+    result = idempotent_service.run(ORDER)
+    after_ms = local_cloud.clock.now_ms()
+
+    # Then the record has exactly DESIGN.md's attributes, types and units
+    values = item_values(idempotent_service.record_for(ORDER))
+    assert set(values) == {
+        "id",
+        "status",
+        "expiration",
+        "in_progress_expiration",
+        "data",
+        "validation",
+        "owner",
+    }
+    assert values["id"] == ("S", idempotent_service.key_for(ORDER))
+    assert values["id"][1].startswith("orders#")
+    assert values["status"] == ("S", "COMPLETED")
+    assert values["owner"] == ("S", result.arn)
+    assert values["validation"] == ("S", "")
+    assert values["data"][0] == "S"
+    settings = idempotent_service.settings
+    expiration_type, expiration = values["expiration"]
+    assert expiration_type == "N"
+    # epoch seconds: completion is bounded by the lease, and the replay window counts from there
+    assert before_ms // 1000 + settings.expires_after_seconds <= int(expiration)
+    assert int(expiration) <= after_ms // 1000 + settings.timeout_seconds + settings.expires_after_seconds
+    lease_type, lease = values["in_progress_expiration"]
+    assert lease_type == "N"
+    # epoch milliseconds: the claim time plus the business step's timeout
+    assert (
+        before_ms + settings.timeout_seconds * 1000
+        <= int(lease)
+        <= after_ms + settings.timeout_seconds * 1000
+    )
+
+
+@pytest.mark.parametrize("falsy", [{}, [], 0, "", False, None])
+def test_falsy_results_replay_as_themselves(make_service: ServiceFactory, falsy):
+    # Given a business step whose result is falsy
+    service = make_service(lambda event, context: event["result"], IDEMPOTENCY_EVENT_KEY_JMESPATH="id")
+    event = {"id": "falsy", "result": falsy}
+
+    # When run twice
+    first = service.run(event)
+    replay = service.run(event)
+
+    # Then both outputs are that value, and the second is a replay
+    assert first.status == replay.status == "SUCCEEDED"
+    assert first.output == falsy
+    assert replay.output_json == first.output_json
+    assert replay.states[-1] == "Replay"
+    assert service.business_runs == 1
+
+
+def test_concurrent_duplicate_is_told_to_retry_while_the_first_runs(make_service: ServiceFactory, gate: Gate):
+    # Given a first execution that holds the claim and is still placing the order
+    service = make_service(gate.handler)
+    first = service.start(ORDER)
+    assert gate.entered.wait(10)
+
+    # When a duplicate arrives meanwhile
+    duplicate = service.run(ORDER)
+
+    # Then it fails with IdempotencyAlreadyInProgressError naming the key and the lease end
+    assert duplicate.status == "FAILED"
+    assert duplicate.error == "IdempotencyAlreadyInProgressError"
+    key = service.key_for(ORDER)
+    lease_end = service.record(key)["in_progress_expiration"]["N"]
+    assert f"holds idempotency key {key} until {lease_end}" in duplicate.cause
+    assert first in duplicate.cause
+
+    # And once the first finishes, a retry of the duplicate replays it; the order was placed once
+    gate.open()
+    first_result = service.cloud.wait(first)
+    retried = service.run(ORDER)
+    assert retried.output_json == first_result.output_json
+    assert service.business_runs == 1
+
+
+def test_business_failure_releases_the_claim_and_keeps_error_and_cause(idempotent_service: IdempotentService):
+    # Given an order the business step rejects
+    bad_order = {"orderId": "o-bad", "amount": -5}
+
+    # When it runs
+    result = idempotent_service.run(bad_order)
+
+    # Then the execution fails with the business step's own error and cause, and no record blocks a retry
+    assert result.status == "FAILED"
+    assert result.error == "InvalidOrderError"
+    cause = json.loads(result.cause)
+    assert cause["errorType"] == "InvalidOrderError"
+    assert cause["errorMessage"] == "amount must be a positive number, got -5"
+    assert result.states == ["ComputeKey", "RouteByKey", "Claim", "Execute", "Release", "BusinessFailed"]
+    assert idempotent_service.record_for(bad_order) is None
+
+    # And the retry runs the business step again
+    again = idempotent_service.run(bad_order)
+    assert again.error == "InvalidOrderError"
+    assert idempotent_service.business_runs == 2
+
+
+def test_failure_then_success_runs_again(idempotent_service: IdempotentService, local_cloud: LocalCloud):
+    # Given a business step that fails on its first call only
+    local_cloud.faults.function_error(
+        idempotent_service.business_function, "DownstreamUnavailable", "503", calls=1
+    )
+
+    # When the order runs, fails, and is retried
+    failed = idempotent_service.run(ORDER)
+    retried = idempotent_service.run(ORDER)
+
+    # Then the retry placed the order, and it is recorded
+    assert failed.error == "DownstreamUnavailable"
+    assert retried.status == "SUCCEEDED"
+    assert retried.states == FIRST_RUN_PATH
+    assert idempotent_service.business_runs == 2
+    assert idempotent_service.record_for(ORDER)["status"]["S"] == "COMPLETED"
+
+
+def test_after_expiry_the_event_runs_again(idempotent_service: IdempotentService, local_cloud: LocalCloud):
+    # Given a completed order
+    first = idempotent_service.run(ORDER)
+
+    # When the clock moves past the record's expiration (no sleeping)
+    local_cloud.clock.advance(
+        idempotent_service.settings.timeout_seconds + idempotent_service.settings.expires_after_seconds + 1
+    )
+    again = idempotent_service.run(ORDER)
+
+    # Then the order is placed again, with a new result
+    assert again.states == FIRST_RUN_PATH
+    assert again.output["placedOrderId"] != first.output["placedOrderId"]
+    assert idempotent_service.business_runs == 2
+
+
+def test_just_before_expiry_it_still_replays(idempotent_service: IdempotentService, local_cloud: LocalCloud):
+    first = idempotent_service.run(ORDER)
+    local_cloud.clock.advance(idempotent_service.settings.expires_after_seconds - 5)
+    assert idempotent_service.run(ORDER).output_json == first.output_json
+    assert idempotent_service.business_runs == 1
+
+
+def test_stale_claim_of_a_crashed_run_blocks_until_its_lease_ends(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    # Given the INPROGRESS record of an execution that crashed without releasing it
+    now_ms = local_cloud.clock.now_ms()
+    lease_ms = idempotent_service.settings.timeout_seconds * 1000
+    key = idempotent_service.key_for(ORDER)
+    local_cloud.dynamodb.put_item(
+        TableName=idempotent_service.table_name,
+        Item={
+            "id": {"S": key},
+            "status": {"S": "INPROGRESS"},
+            "expiration": {"N": str(now_ms // 1000 + 3600)},
+            "in_progress_expiration": {"N": str(now_ms + lease_ms)},
+            "owner": {"S": "arn:aws:states:us-east-1:123456789012:execution:idempotency:crashed"},
+        },
+    )
+
+    # When the order arrives during the lease, Then it is in progress
+    blocked = idempotent_service.run(ORDER)
+    assert blocked.error == "IdempotencyAlreadyInProgressError"
+    assert idempotent_service.business_runs == 0
+
+    # When the lease has ended, Then the claim is taken over and the order placed once
+    local_cloud.clock.advance(lease_ms / 1000 + 1)
+    taken_over = idempotent_service.run(ORDER)
+    assert taken_over.status == "SUCCEEDED"
+    assert taken_over.states == FIRST_RUN_PATH
+    assert idempotent_service.business_runs == 1
+    assert idempotent_service.record(key)["owner"]["S"] == taken_over.arn
+
+
+def test_payload_mismatch_for_the_same_key_is_a_validation_error(make_service: ServiceFactory):
+    # Given validation on the amount, and a completed order
+    service = make_service(IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH="amount")
+    first = service.run(ORDER)
+
+    # When the same order id arrives with another amount
+    tampered = service.run({**ORDER, "amount": 9999})
+
+    # Then it is rejected, and the stored result is untouched
+    assert tampered.status == "FAILED"
+    assert tampered.error == "IdempotencyValidationError"
+    assert service.key_for(ORDER) in tampered.cause
+    assert tampered.states[-2:] == ["RouteByRecord", "ValidationFailed"]
+    assert json.loads(service.record_for(ORDER)["data"]["S"]) == first.output
+    # And the same payload still replays
+    assert service.run(ORDER).output_json == first.output_json
+    assert service.business_runs == 1
+
+
+def test_no_key_runs_the_business_step_without_a_record(idempotent_service: IdempotentService):
+    # Given an event without an order id
+    event = {"amount": 3, "note": "no orderId", "orderId": None}
+
+    # When it runs twice
+    results = [idempotent_service.run(event) for _ in range(2)]
+
+    # Then each run calls the business step (no idempotency without a key) and leaves no record
+    assert [r.error for r in results] == ["InvalidOrderError", "InvalidOrderError"]
+    assert results[0].states == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
+    assert idempotent_service.business_runs == 2
+    assert idempotent_service.records() == []
+
+
+def test_no_key_with_a_business_step_that_succeeds(make_service: ServiceFactory):
+    service = make_service(lambda event, context: {"echo": event}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+    results = [service.run({"other": 1}) for _ in range(2)]
+    assert [r.output for r in results] == [{"echo": {"other": 1}}] * 2
+    assert service.business_runs == 2
+    assert service.records() == []
+
+
+def test_no_key_fails_when_a_key_is_required(make_service: ServiceFactory):
+    # Given a configuration that requires a key
+    service = make_service(IDEMPOTENCY_RAISE_ON_NO_KEY="true")
+
+    # When an event without one runs
+    result = service.run({"amount": 3})
+
+    # Then IdempotencyKeyError, nothing ran, nothing stored
+    assert result.status == "FAILED"
+    assert result.error == "IdempotencyKeyError"
+    assert "No data found to create a hashed idempotency key" in result.cause
+    assert result.states == ["ComputeKey"]
+    assert service.business_runs == 0
+    assert service.records() == []
+
+
+def test_disabled_runs_the_business_step_directly(make_service: ServiceFactory):
+    service = make_service(POWERTOOLS_IDEMPOTENCY_DISABLED="true")
+    results = [service.run(ORDER) for _ in range(2)]
+    assert all(r.status == "SUCCEEDED" for r in results)
+    assert results[0].output["placedOrderId"] != results[1].output["placedOrderId"]
+    assert results[0].states == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
+    assert service.business_runs == 2
+    assert service.records() == []

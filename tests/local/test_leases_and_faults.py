@@ -1,0 +1,173 @@
+"""Fencing, business timeouts, DynamoDB faults and the bounded re-claim."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sfn_idempotency.local import IdempotentService, LocalCloud
+from tests.local.conftest import Gate, ServiceFactory
+
+ORDER = {"orderId": "o-lease", "amount": 7}
+THROTTLED = "ProvisionedThroughputExceededException"
+
+
+class LateFailure(Exception):
+    pass
+
+
+def test_a_run_whose_lease_was_taken_over_cannot_complete(make_service: ServiceFactory, gate: Gate):
+    # Given execution A holding the claim, its business step still running
+    service = make_service(gate.handler)
+    late = service.start(ORDER)
+    assert gate.entered.wait(10)
+
+    # And B taking the key over once A's lease ended, and completing it
+    service.cloud.clock.advance(service.settings.timeout_seconds + 1)
+    newer = service.run(ORDER)
+    assert newer.status == "SUCCEEDED"
+    assert newer.states[-1] == "Complete"
+
+    # When A finishes late
+    gate.open()
+    late_result = service.cloud.wait(late)
+
+    # Then A is fenced off: it fails with IdempotencyPersistenceError and B's result stays
+    assert late_result.status == "FAILED"
+    assert late_result.error == "IdempotencyPersistenceError"
+    assert "another execution claimed the key" in late_result.cause
+    assert late_result.states[-2:] == ["Complete", "LeaseLost"]
+    record = service.record_for(ORDER)
+    assert record["owner"]["S"] == newer.arn
+    assert json.loads(record["data"]["S"]) == newer.output
+    assert service.business_runs == 2
+
+
+def test_a_run_whose_lease_was_taken_over_cannot_release_the_newer_claim(make_service: ServiceFactory):
+    # Given A holding the claim, and B taking it over after A's lease ended
+    gate = Gate(fail_with=LateFailure("A failed after its lease"))
+    service = make_service(gate.handler)
+    late = service.start(ORDER)
+    assert gate.entered.wait(10)
+    service.cloud.clock.advance(service.settings.timeout_seconds + 1)
+    newer = service.run(ORDER)
+
+    # When A fails and tries to release the key
+    gate.open()
+    late_result = service.cloud.wait(late)
+
+    # Then A fails with its own error, and B's completed record is untouched
+    assert late_result.error == "LateFailure"
+    assert late_result.states[-2:] == ["Release", "BusinessFailed"]
+    record = service.record_for(ORDER)
+    assert record["owner"]["S"] == newer.arn
+    assert record["status"]["S"] == "COMPLETED"
+    assert service.run(ORDER).output_json == newer.output_json
+
+
+@pytest.mark.slow
+def test_business_step_past_its_timeout_is_released(make_service: ServiceFactory, local_cloud: LocalCloud):
+    # Given a one-second business timeout and a business step that hangs on its first call
+    service = make_service(IDEMPOTENCY_TIMEOUT_SECONDS="1")
+    local_cloud.faults.function_delay(service.business_function, 30, calls=1)
+
+    # When the order runs
+    result = service.run(ORDER)
+
+    # Then the step times out, the claim is released, and a retry runs once more
+    assert result.status == "FAILED"
+    assert result.error == "States.Timeout"
+    assert result.states[-2:] == ["Release", "BusinessFailed"]
+    assert service.record_for(ORDER) is None
+    assert service.run(ORDER).status == "SUCCEEDED"
+    assert service.business_runs == 2
+
+
+@pytest.mark.parametrize(
+    ("operation", "calls"),
+    [("PutItem", [1, 2]), ("UpdateItem", [1, 2, 3]), ("GetItem", [1]), ("DeleteItem", [1, 2])],
+)
+def test_transient_dynamodb_errors_are_retried(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud, operation, calls
+):
+    # Given a first run and a failing run, so every DynamoDB state has been used once
+    failing = {"orderId": "o-fail", "amount": 0}
+    # And throttling on the first attempts of one operation
+    local_cloud.faults.api_error("dynamodb", operation, THROTTLED, calls=calls)
+
+    # When orders, duplicates and failures run
+    first = idempotent_service.run(ORDER)
+    replay = idempotent_service.run(ORDER)
+    failed = idempotent_service.run(failing)
+
+    # Then the throttling was absorbed: exactly-once holds and nothing is stuck
+    assert first.status == "SUCCEEDED"
+    assert replay.output_json == first.output_json
+    assert failed.error == "InvalidOrderError"
+    assert idempotent_service.business_runs == 2
+    assert idempotent_service.record_for(failing) is None
+    assert local_cloud.calls.count("dynamodb", operation) >= len(calls) + 1
+
+
+def test_claim_that_keeps_failing_is_a_persistence_error(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    local_cloud.faults.api_error(
+        "dynamodb", "PutItem", "AccessDeniedException", message="no dynamodb:PutItem"
+    )
+    result = idempotent_service.run(ORDER)
+    assert result.error == "IdempotencyPersistenceError"
+    assert "DynamoDB.AccessDeniedException" in result.cause
+    assert idempotent_service.key_for(ORDER) in result.cause
+    assert idempotent_service.business_runs == 0
+    assert idempotent_service.records() == []
+
+
+def test_completion_that_keeps_failing_leaves_the_claim_until_its_lease_ends(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    # Given completion failing for good (throttled beyond every retry)
+    local_cloud.faults.api_error("dynamodb", "UpdateItem", THROTTLED, calls=range(1, 6))
+
+    # When the order runs
+    result = idempotent_service.run(ORDER)
+
+    # Then IdempotencyPersistenceError, and the record stays INPROGRESS (the business step did run)
+    assert result.error == "IdempotencyPersistenceError"
+    assert THROTTLED in result.cause
+    assert idempotent_service.business_runs == 1
+    assert idempotent_service.record_for(ORDER)["status"]["S"] == "INPROGRESS"
+    assert idempotent_service.run(ORDER).error == "IdempotencyAlreadyInProgressError"
+
+    # And once the lease has ended the key can be claimed again
+    local_cloud.clock.advance(idempotent_service.settings.timeout_seconds + 1)
+    assert idempotent_service.run(ORDER).status == "SUCCEEDED"
+
+
+def test_release_that_fails_still_reports_the_business_error(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    local_cloud.faults.api_error("dynamodb", "DeleteItem", "AccessDeniedException")
+    bad = {"orderId": "o-bad", "amount": -1}
+    result = idempotent_service.run(bad)
+    assert result.error == "InvalidOrderError"
+    assert result.states[-2:] == ["Release", "BusinessFailed"]
+    # the lease bounds the lock the failed release left behind
+    local_cloud.clock.advance(idempotent_service.settings.timeout_seconds + 1)
+    assert idempotent_service.run(bad).states[:4] == ["ComputeKey", "RouteByKey", "Claim", "Execute"]
+
+
+def test_record_that_keeps_vanishing_ends_in_inconsistent_state(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    # Given a claim that always reports a conflict, and no record to read
+    local_cloud.faults.api_error("dynamodb", "PutItem", "ConditionalCheckFailedException")
+
+    # When the order runs
+    result = idempotent_service.run(ORDER)
+
+    # Then it claims again a bounded number of times, then gives up with a named error
+    assert result.error == "IdempotencyInconsistentStateError"
+    assert result.states.count("Claim") == idempotent_service.settings.max_claim_attempts
+    assert idempotent_service.business_runs == 0
