@@ -1,0 +1,18 @@
+#!/usr/bin/env python3
+"""CDK app: `make synth` or `npx cdk synth` (offline, no credentials, no Docker)."""
+
+import os
+
+# jsii warns on every start that Node 20 (what CI has) is past end of life; the CDK still runs on it.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+
+from sfn_idempotency.settings import example_settings
+from stacks.service_stack import IdempotencyServiceStack
+
+app = cdk.App()
+IdempotencyServiceStack(app, "SfnIdempotency", settings=example_settings())
+cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+app.synth()

@@ -1,0 +1,1 @@
+"""CDK: the idempotency table, the reusable IdempotentWorkflow construct, and the service stack."""

@@ -1,0 +1,160 @@
+"""IdempotentWorkflow: make any business Lambda run once per idempotency key."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from compute_key.errors import ConfigurationError
+from compute_key.settings import IdempotencySettings, load_settings
+from constructs import Construct
+
+from sfn_idempotency.definitions import placeholders
+from sfn_idempotency.paths import IDEMPOTENCY_ASL
+from stacks.idempotency_table import IdempotencyTable
+from stacks.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
+from stacks.nag import acknowledge_lambda_findings, acknowledge_state_machine_findings
+
+LAMBDA_MAX_TIMEOUT_SECONDS = 900
+EXPRESS_MAX_DURATION_SECONDS = 300
+COMPUTE_KEY_TIMEOUT = Duration.seconds(10)
+COMPUTE_KEY_MEMORY_MB = 256
+LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+DEFAULT_BUSINESS_TIMEOUT = Duration.seconds(60)
+DEFAULT_EXPIRES_AFTER = Duration.hours(1)
+
+
+class IdempotentWorkflow(Construct):
+    """The state machine from ``statemachines/idempotency.asl.json`` around ``business_function``.
+
+    Several workflows may share one ``table``: their key prefixes keep their records apart.
+    Bad props (a JMESPath that does not compile, an unknown hash, a timeout Lambda cannot run,
+    an empty prefix) fail synth with the key Lambda's own validation message.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        business_function: lambda_.IFunction,
+        key_prefix: str,
+        event_key_jmespath: str = "",
+        payload_validation_jmespath: str = "",
+        expires_after: Duration = DEFAULT_EXPIRES_AFTER,
+        hash_function: str = "md5",
+        raise_on_no_key: bool = False,
+        business_timeout: Duration = DEFAULT_BUSINESS_TIMEOUT,
+        workflow_type: sfn.StateMachineType = sfn.StateMachineType.STANDARD,
+        table: dynamodb.ITable | None = None,
+        log_execution_data: bool = False,
+        powertools_layer_version: int = POWERTOOLS_LAYER_VERSION,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        timeout_seconds = int(business_timeout.to_seconds())
+        self.settings = self._validated_settings(
+            {
+                "IDEMPOTENCY_KEY_PREFIX": key_prefix,
+                "IDEMPOTENCY_EVENT_KEY_JMESPATH": event_key_jmespath,
+                "IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH": payload_validation_jmespath,
+                "IDEMPOTENCY_RAISE_ON_NO_KEY": str(raise_on_no_key).lower(),
+                "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": str(int(expires_after.to_seconds())),
+                "IDEMPOTENCY_HASH_FUNCTION": hash_function,
+                "IDEMPOTENCY_TIMEOUT_SECONDS": str(timeout_seconds),
+            },
+            workflow_type,
+        )
+        self.table = table or IdempotencyTable(self, "Table", removal_policy=RemovalPolicy.RETAIN).table
+        self.compute_key_function = self._build_compute_key_function(powertools_layer_version)
+        self.business_function = business_function
+        self.state_machine = self._build_state_machine(workflow_type, log_execution_data)
+        self._grant_least_privilege()
+
+    def _validated_settings(
+        self, environment: dict[str, str], workflow_type: sfn.StateMachineType
+    ) -> IdempotencySettings:
+        try:
+            settings = load_settings(environment)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{self.node.path}: {error}") from None
+        if settings.timeout_seconds > LAMBDA_MAX_TIMEOUT_SECONDS:
+            raise ConfigurationError(
+                f"{self.node.path}: business_timeout must be 1..{LAMBDA_MAX_TIMEOUT_SECONDS} s "
+                f"(a Lambda's range), got {settings.timeout_seconds} s"
+            )
+        if (
+            workflow_type == sfn.StateMachineType.EXPRESS
+            and settings.timeout_seconds > EXPRESS_MAX_DURATION_SECONDS
+        ):
+            raise ConfigurationError(
+                f"{self.node.path}: an Express workflow runs at most {EXPRESS_MAX_DURATION_SECONDS} s; "
+                f"business_timeout is {settings.timeout_seconds} s"
+            )
+        return settings
+
+    def _build_compute_key_function(self, layer_version: int) -> lambda_.Function:
+        return lambda_.Function(
+            self,
+            "ComputeKeyFunction",
+            description=f"Idempotency key for prefix {self.settings.key_prefix}; no AWS calls",
+            runtime=RUNTIME,
+            handler="compute_key.handler.handler",
+            code=handler_code("compute_key"),
+            layers=[powertools_layer(self, layer_version)],
+            environment=self.settings.to_environment(),
+            timeout=COMPUTE_KEY_TIMEOUT,
+            memory_size=COMPUTE_KEY_MEMORY_MB,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=logs.LogGroup(self, "ComputeKeyLogs", retention=LOG_RETENTION),
+        )
+
+    def _build_state_machine(
+        self, workflow_type: sfn.StateMachineType, log_execution_data: bool
+    ) -> sfn.StateMachine:
+        substitutions = {
+            "ComputeKeyFunctionArn": self.compute_key_function.function_arn,
+            "BusinessFunctionArn": self.business_function.function_arn,
+            "TableName": self.table.table_name,
+        }
+        expected = placeholders(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))
+        if expected != substitutions.keys():
+            raise ConfigurationError(
+                f"{IDEMPOTENCY_ASL.name} placeholders {sorted(expected)} do not match "
+                f"the substitutions {sorted(substitutions)}"
+            )
+        return sfn.StateMachine(
+            self,
+            "StateMachine",
+            definition_body=sfn.DefinitionBody.from_file(str(IDEMPOTENCY_ASL)),
+            definition_substitutions=substitutions,
+            state_machine_type=workflow_type,
+            tracing_enabled=True,
+            logs=sfn.LogOptions(
+                destination=logs.LogGroup(self, "StateMachineLogs", retention=LOG_RETENTION),
+                level=sfn.LogLevel.ERROR,
+                # Results may hold personal data: keep inputs and outputs out of the logs by default.
+                include_execution_data=log_execution_data,
+            ),
+        )
+
+    def _grant_least_privilege(self) -> None:
+        # The four item operations of the flow on this one table; the key Lambda gets no DynamoDB rights.
+        self.table.grant(
+            self.state_machine,
+            "dynamodb:PutItem",
+            "dynamodb:GetItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
+        )
+        # The ASL invokes the unqualified ARNs: no version or alias wildcard (grant_invoke adds ":*").
+        self.state_machine.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["lambda:InvokeFunction"],
+                resources=[self.compute_key_function.function_arn, self.business_function.function_arn],
+            )
+        )
+        acknowledge_state_machine_findings(self.state_machine)
+        acknowledge_lambda_findings(self.compute_key_function)

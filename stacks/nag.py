@@ -1,0 +1,45 @@
+"""cdk-nag AwsSolutions findings that were reviewed and accepted, each with its reason."""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Validations
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import IConstruct
+
+_PACK = "AwsSolutions::AwsSolutions"
+
+LAMBDA_FINDINGS = {
+    f"{_PACK}-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]": (
+        "AWSLambdaBasicExecutionRole only lets the function write its own CloudWatch logs."
+    ),
+    f"{_PACK}-IAM5[Resource::*]": (
+        "X-Ray tracing: xray:PutTraceSegments and PutTelemetryRecords only accept Resource '*'."
+    ),
+    f"{_PACK}-L1": "Python 3.13 matches the Powertools public layer (python313) the function uses.",
+}
+
+STATE_MACHINE_FINDINGS = {
+    f"{_PACK}-IAM5[Resource::*]": (
+        "CloudWatch Logs delivery and X-Ray actions only accept Resource '*'; "
+        "the DynamoDB and Lambda rights name their resources."
+    ),
+    f"{_PACK}-SF1": (
+        "ERROR-level logging by default: ALL would log every state's input and output, and results "
+        "may hold personal data; execution data can be switched on per workflow."
+    ),
+}
+
+
+def _acknowledge(scope: IConstruct, findings: dict[str, str]) -> None:
+    Validations.of(scope).acknowledge(
+        *(Acknowledgment(id=rule, reason=reason) for rule, reason in findings.items())
+    )
+
+
+def acknowledge_lambda_findings(function: lambda_.Function) -> None:
+    _acknowledge(function, LAMBDA_FINDINGS)
+
+
+def acknowledge_state_machine_findings(state_machine: sfn.StateMachine) -> None:
+    _acknowledge(state_machine, STATE_MACHINE_FINDINGS)

@@ -1,0 +1,218 @@
+"""What `cdk deploy` creates, asserted on the synthesized template."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_cdk.assertions import Match, Template
+
+from sfn_idempotency.definitions import PLACEHOLDER, placeholders
+from sfn_idempotency.paths import IDEMPOTENCY_ASL
+from sfn_idempotency.settings import example_settings
+from tests.infra.conftest import Synthesized
+
+DYNAMODB_ITEM_ACTIONS = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+POWERTOOLS_LAYER = Match.string_like_regexp(r"layer:AWSLambdaPowertoolsPythonV3-python313-x86_64:\d+")
+
+
+def logical_id(template: Template, resource_type: str, path_fragment: str) -> str:
+    """The logical id of the one resource of that type whose construct path contains the fragment."""
+    found = [
+        name
+        for name, resource in template.find_resources(resource_type).items()
+        if path_fragment in resource.get("Metadata", {}).get("aws:cdk:path", name)
+    ]
+    assert len(found) == 1, (resource_type, path_fragment, found)
+    return found[0]
+
+
+def role_statements(template: Template, role_id: str) -> list[dict[str, Any]]:
+    policies = template.find_resources(
+        "AWS::IAM::Policy", {"Properties": {"Roles": Match.array_with([{"Ref": role_id}])}}
+    )
+    return [
+        statement
+        for policy in policies.values()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def test_table_is_on_demand_with_ttl_pitr_and_retained(service: Template):
+    service.resource_count_is("AWS::DynamoDB::Table", 1)
+    service.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "Properties": {
+                "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+                "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+                "BillingMode": "PAY_PER_REQUEST",
+                "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True},
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            },
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+        },
+    )
+
+
+def test_key_lambda_runs_python_313_with_powertools_and_the_validated_environment(service: Template):
+    service.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Handler": "compute_key.handler.handler",
+            "Runtime": "python3.13",
+            "Layers": [
+                Match.object_like({"Fn::Join": Match.array_with([Match.array_with([POWERTOOLS_LAYER])])})
+            ],
+            "Environment": {"Variables": example_settings(environ={}).to_environment()},
+            "TracingConfig": {"Mode": "Active"},
+        },
+    )
+
+
+def test_business_lambda_timeout_is_the_lease(service: Template):
+    settings = example_settings(environ={})
+    service.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Handler": "place_order.handler.handler",
+            "Runtime": "python3.13",
+            "Timeout": settings.timeout_seconds,
+            "Layers": [
+                Match.object_like({"Fn::Join": Match.array_with([Match.array_with([POWERTOOLS_LAYER])])})
+            ],
+        },
+    )
+
+
+def test_definition_is_the_asl_file_with_every_placeholder_resolved(
+    synthesized: Synthesized, service: Template
+):
+    # Given the state machine's definition asset and substitutions
+    (machine,) = service.find_resources("AWS::StepFunctions::StateMachine").values()
+    properties = machine["Properties"]
+    asset = synthesized.asset_file(properties["DefinitionS3Location"]["Key"])
+    substitutions = properties["DefinitionSubstitutions"]
+
+    # Then the uploaded definition is the ASL file, byte for byte
+    assert asset.read_bytes() == IDEMPOTENCY_ASL.read_bytes()
+    # And every placeholder has a substitution and none is left over
+    assert set(substitutions) == placeholders(IDEMPOTENCY_ASL.read_text())
+    resolved = PLACEHOLDER.sub(lambda m: json.dumps(substitutions[m[1]])[1:-1], asset.read_text())
+    assert placeholders(resolved) == set()
+    # And they point at the stack's own resources
+    compute_key = logical_id(service, "AWS::Lambda::Function", "ComputeKeyFunction")
+    place_order = logical_id(service, "AWS::Lambda::Function", "PlaceOrderFunction")
+    table = logical_id(service, "AWS::DynamoDB::Table", "Idempotency")
+    assert substitutions == {
+        "ComputeKeyFunctionArn": {"Fn::GetAtt": [compute_key, "Arn"]},
+        "BusinessFunctionArn": {"Fn::GetAtt": [place_order, "Arn"]},
+        "TableName": {"Ref": table},
+    }
+
+
+def test_state_machine_logs_errors_without_execution_data_and_traces(service: Template):
+    service.has_resource_properties(
+        "AWS::StepFunctions::StateMachine",
+        {
+            "StateMachineType": "STANDARD",
+            "LoggingConfiguration": {
+                "Level": "ERROR",
+                "IncludeExecutionData": False,
+                "Destinations": Match.any_value(),
+            },
+            "TracingConfiguration": {"Enabled": True},
+        },
+    )
+
+
+def test_state_machine_may_touch_only_its_table_and_functions(service: Template):
+    # Given the state machine role's statements
+    role = logical_id(service, "AWS::IAM::Role", "OrderWorkflow/StateMachine/Role")
+    statements = role_statements(service, role)
+    table = logical_id(service, "AWS::DynamoDB::Table", "Idempotency")
+    compute_key = logical_id(service, "AWS::Lambda::Function", "ComputeKeyFunction")
+    place_order = logical_id(service, "AWS::Lambda::Function", "PlaceOrderFunction")
+
+    # Then DynamoDB: exactly the four item operations, on the table alone
+    dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
+    assert len(dynamodb) == 1
+    assert sorted(as_list(dynamodb[0]["Action"])) == sorted(DYNAMODB_ITEM_ACTIONS)
+    assert as_list(dynamodb[0]["Resource"]) == [{"Fn::GetAtt": [table, "Arn"]}]
+    # And Lambda: invoke, on the two unqualified function ARNs
+    invoke = [s for s in statements if "lambda:InvokeFunction" in as_list(s["Action"])]
+    assert len(invoke) == 1
+    assert as_list(invoke[0]["Resource"]) == [
+        {"Fn::GetAtt": [compute_key, "Arn"]},
+        {"Fn::GetAtt": [place_order, "Arn"]},
+    ]
+    # And nothing broader: no other statement, '*' only where AWS accepts nothing else (log delivery, X-Ray)
+    assert len(statements) == 4
+    for statement in statements:
+        assert statement["Effect"] == "Allow"
+        actions = as_list(statement["Action"])
+        assert not any(a in ("*", "dynamodb:*", "lambda:*") for a in actions)
+        if "*" in as_list(statement["Resource"]):
+            assert all(a.startswith(("logs:", "xray:")) for a in actions), statement
+
+
+def test_key_lambda_has_no_dynamodb_rights(service: Template):
+    role = logical_id(service, "AWS::IAM::Role", "ComputeKeyFunction/ServiceRole")
+    actions = [a for s in role_statements(service, role) for a in as_list(s["Action"])]
+    assert not [a for a in actions if a.startswith("dynamodb:")]
+
+
+def test_outputs_name_the_state_machine_and_table(service: Template):
+    service.has_output("StateMachineArn", {"Value": {"Ref": Match.string_like_regexp("StateMachine")}})
+    service.has_output("TableName", {"Value": {"Ref": Match.string_like_regexp("IdempotencyTable")}})
+
+
+def test_two_workflows_share_one_table_and_keep_their_prefixes(synthesized: Synthesized):
+    shared = synthesized.shared
+    shared.resource_count_is("AWS::DynamoDB::Table", 1)
+    table = logical_id(shared, "AWS::DynamoDB::Table", "Shared")
+    machines = shared.find_resources("AWS::StepFunctions::StateMachine")
+    assert len(machines) == 2
+    assert [m["Properties"]["DefinitionSubstitutions"]["TableName"] for m in machines.values()] == [
+        {"Ref": table}
+    ] * 2
+    assert sorted(m["Properties"]["StateMachineType"] for m in machines.values()) == ["EXPRESS", "STANDARD"]
+    for prefix in ("payments", "refunds"):
+        shared.has_resource_properties(
+            "AWS::Lambda::Function",
+            {"Environment": {"Variables": Match.object_like({"IDEMPOTENCY_KEY_PREFIX": prefix})}},
+        )
+
+
+def test_table_options_customer_key_and_removal_policy(synthesized: Synthesized):
+    synthesized.shared.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "Properties": Match.object_like(
+                {
+                    "SSESpecification": {
+                        "SSEEnabled": True,
+                        "SSEType": "KMS",
+                        "KMSMasterKeyId": Match.any_value(),
+                    }
+                }
+            ),
+            "DeletionPolicy": "Delete",
+        },
+    )
+
+
+def test_cdk_nag_aws_solutions_has_no_unacknowledged_findings(synthesized: Synthesized):
+    (report,) = synthesized.validation_report["pluginReports"]
+    assert report["pluginName"] == "AwsSolutions"
+    assert report["conclusion"] == "success"
+    assert report["violations"] == []
+    acknowledged = report.get("suppressedViolations", [])
+    assert acknowledged, "the stack has reviewed findings; the report should list them"
+    for finding in acknowledged:
+        assert len(finding["reason"]) > 20, finding["ruleName"]

@@ -1,0 +1,69 @@
+"""Bad IdempotentWorkflow props fail synth with a clear message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
+from compute_key.errors import ConfigurationError
+
+from stacks.idempotent_workflow import IdempotentWorkflow
+from stacks.lambda_code import RUNTIME
+
+
+def build(**props: Any) -> IdempotentWorkflow:
+    stack = cdk.Stack(cdk.App(), "PropsTest")
+    business = lambda_.Function(
+        stack,
+        "Business",
+        runtime=RUNTIME,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(e, c): return e"),
+    )
+    return IdempotentWorkflow(
+        stack, "Workflow", business_function=business, **{"key_prefix": "orders", **props}
+    )
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        ({"key_prefix": ""}, "IDEMPOTENCY_KEY_PREFIX: String should have at least 1 character"),
+        ({"event_key_jmespath": "orders[?"}, "JMESPath 'orders[?' does not compile"),
+        ({"payload_validation_jmespath": "powertools_jsn(body)"}, "calls unknown function(s) powertools_jsn"),
+        (
+            {"hash_function": "md6"},
+            "IDEMPOTENCY_HASH_FUNCTION: 'md6' is not a fixed-length hashlib algorithm",
+        ),
+        (
+            {"business_timeout": cdk.Duration.minutes(16)},
+            "business_timeout must be 1..900 s (a Lambda's range), got 960 s",
+        ),
+        (
+            {"business_timeout": cdk.Duration.seconds(0)},
+            "IDEMPOTENCY_TIMEOUT_SECONDS: Input should be greater than or equal to 1",
+        ),
+        ({"expires_after": cdk.Duration.seconds(10)}, "must be at least IDEMPOTENCY_TIMEOUT_SECONDS (60)"),
+        (
+            {"workflow_type": sfn.StateMachineType.EXPRESS, "business_timeout": cdk.Duration.minutes(6)},
+            "an Express workflow runs at most 300 s",
+        ),
+    ],
+)
+def test_bad_props_fail_with_a_clear_message(props, message):
+    with pytest.raises(ConfigurationError) as raised:
+        build(**props)
+    assert message in str(raised.value)
+    assert str(raised.value).startswith("PropsTest/Workflow: ")
+
+
+def test_good_props_build_the_settings_the_key_lambda_reads():
+    workflow = build(
+        event_key_jmespath="powertools_json(body).orderId", hash_function="sha256", raise_on_no_key=True
+    )
+    assert workflow.settings.event_key_jmespath == "powertools_json(body).orderId"
+    assert workflow.settings.hash_function == "sha256"
+    assert workflow.settings.raise_on_no_key is True
