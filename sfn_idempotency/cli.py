@@ -1,35 +1,334 @@
-"""The ``sfn-idempotency`` command."""
+"""The ``sfn-idempotency`` command: run the demo, serve the local engine, start executions,
+inspect and forget records, draw the state machine."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import json
+import logging
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
-from sfn_idempotency import demo
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+from compute_key.errors import ConfigurationError, IdempotencyKeyError
+from compute_key.keys import idempotency_key
+from compute_key.settings import IdempotencySettings
+
+from sfn_idempotency import demo, graph
+from sfn_idempotency.executions import wait_for_execution
+from sfn_idempotency.local.backends import PortInUseError, ServerBackend
+from sfn_idempotency.paths import IDEMPOTENCY_ASL
+from sfn_idempotency.records import describe, plain
+from sfn_idempotency.settings import example_settings
+
+EXIT_FAILED_EXECUTION = 1
+EXIT_BAD_INPUT = 2
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8083
+DEFAULT_WAIT_SECONDS = 300.0
+# flag -> the key Lambda's environment variable it overrides
+SETTING_FLAGS = {
+    "key_prefix": "IDEMPOTENCY_KEY_PREFIX",
+    "event_key_jmespath": "IDEMPOTENCY_EVENT_KEY_JMESPATH",
+    "payload_validation_jmespath": "IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH",
+    "expires_after": "IDEMPOTENCY_EXPIRES_AFTER_SECONDS",
+    "timeout_seconds": "IDEMPOTENCY_TIMEOUT_SECONDS",
+    "hash_function": "IDEMPOTENCY_HASH_FUNCTION",
+}
 
 
+class CliError(Exception):
+    """Bad input: one line on stderr, exit code 2, no traceback."""
+
+
+# -- argument parsing ----------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sfn-idempotency",
-        description="Exactly-once business steps on AWS Step Functions, and a local engine to run them.",
+        description="Exactly-once business steps on AWS Step Functions, and a local engine that runs "
+        "the same state machine on moto's interpreter with the real Lambda handlers.",
+        epilog="Exit codes: 0 success, 1 the execution failed or no record exists, 2 bad input.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
     commands.add_parser(
         "demo",
         help="walk the example order workflow through its paths on the embedded engine",
         description="Runs the example order workflow on the embedded engine (moto's Step Functions "
-        "interpreter, moto DynamoDB, the real handlers) and prints what each scenario did.",
+        "interpreter, moto DynamoDB, the real handlers) and prints, per scenario, the status, output "
+        "or error, how many times the business step ran and the states visited. Exits 1 if any "
+        "scenario did not behave as promised.",
+    )
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve Step Functions, DynamoDB and EventBridge on a local HTTP endpoint",
+        description="Starts moto's server with the project's table and state machine created and the "
+        "Lambdas dispatched in-process to the real handlers. The AWS CLI and any SDK work against it "
+        "with --endpoint-url and region us-east-1 (any credentials). When ready it prints one JSON line: "
+        "endpoint, region, state machine ARNs and table name. Stops cleanly on SIGINT or SIGTERM.",
+    )
+    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    _add_setting_flags(serve)
+
+    start = commands.add_parser(
+        "start",
+        help="start an execution, wait for it, print its output",
+        description="Starts an execution and waits for it. On success prints the output JSON on stdout "
+        "and exits 0; on failure prints the error and cause on stderr and exits 1. Without "
+        "--endpoint-url it talks to AWS through the standard credential and region chain.",
+    )
+    start.add_argument(
+        "--input", required=True, metavar="JSON|@FILE", help="execution input, inline or @path"
+    )
+    start.add_argument("--name", help="execution name (AWS: starting the same name twice is idempotent)")
+    start.add_argument("--state-machine", metavar="ARN", help="default: the only state machine there is")
+    start.add_argument("--no-wait", action="store_true", help="print the execution ARN and return at once")
+    start.add_argument(
+        "--timeout", type=float, default=DEFAULT_WAIT_SECONDS, help="seconds to wait (default 300)"
+    )
+    _add_endpoint_flags(start)
+
+    for name, summary, detail in (
+        (
+            "record",
+            "show the record of an event or key",
+            "Prints status, owner, expiry and lease in human time, and the stored result. Exits 1 when there is no record.",
+        ),
+        (
+            "forget",
+            "delete the record of an event or key (needs --yes)",
+            "Deletes the record so the next execution runs the business step again: the operator's escape hatch after a bad deploy.",
+        ),
+    ):
+        command = commands.add_parser(
+            name,
+            help=summary,
+            description=f"{detail} With --input the key is computed exactly as the key Lambda computes it, "
+            "from the same settings (flags, then IDEMPOTENCY_* variables, then the example configuration).",
+        )
+        target = command.add_mutually_exclusive_group(required=True)
+        target.add_argument("--input", metavar="JSON|@FILE", help="the event whose record to use")
+        target.add_argument("--key", help="the idempotency key itself (<prefix>#<hash>)")
+        command.add_argument("--table", help="default: the only table there is")
+        _add_endpoint_flags(command)
+        _add_setting_flags(command)
+        if name == "forget":
+            command.add_argument("--yes", action="store_true", help="really delete")
+
+    graph_command = commands.add_parser(
+        "graph",
+        help="print the state machine as a Mermaid diagram",
+        description="Generates a Mermaid state diagram from the ASL file (the README embeds its output).",
+    )
+    graph_command.add_argument(
+        "--asl", type=Path, default=IDEMPOTENCY_ASL, help="ASL file (default: the project's)"
     )
     return parser
 
 
+def _add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--endpoint-url", metavar="URL", help="e.g. the URL `sfn-idempotency serve` prints")
+    parser.add_argument(
+        "--region", help="AWS region (default: the standard chain; us-east-1 with --endpoint-url)"
+    )
+
+
+def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("configuration (overrides IDEMPOTENCY_* variables)")
+    group.add_argument("--key-prefix")
+    group.add_argument("--event-key-jmespath", metavar="EXPRESSION")
+    group.add_argument("--payload-validation-jmespath", metavar="EXPRESSION")
+    group.add_argument("--expires-after", metavar="SECONDS")
+    group.add_argument("--timeout-seconds", metavar="SECONDS", help="business step timeout and lease")
+    group.add_argument("--hash-function", metavar="NAME")
+
+
+# -- helpers -------------------------------------------------------------------------------------
+def _settings(arguments: argparse.Namespace) -> IdempotencySettings:
+    overrides = {
+        env: str(value)
+        for flag, env in SETTING_FLAGS.items()
+        if (value := getattr(arguments, flag)) is not None
+    }
+    return example_settings(**overrides)
+
+
+def _read_json(value: str) -> Any:
+    if value.startswith("@"):
+        path = Path(value[1:])
+        try:
+            value = path.read_text(encoding="utf-8")
+        except OSError as error:
+            raise CliError(f"cannot read {path}: {error.strerror}") from None
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as error:
+        raise CliError(f"input is not valid JSON: {error}") from None
+
+
+def _client(service: str, arguments: argparse.Namespace) -> Any:
+    if arguments.endpoint_url:
+        return boto3.client(
+            service,
+            endpoint_url=arguments.endpoint_url,
+            region_name=arguments.region or "us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+    return boto3.client(service, region_name=arguments.region)
+
+
+def _only(kind: str, names: list[str], flag: str) -> str:
+    if len(names) != 1:
+        raise CliError(f"found {len(names)} {kind}s ({', '.join(names) or 'none'}): name one with {flag}")
+    return names[0]
+
+
+# -- commands ------------------------------------------------------------------------------------
+def serve(arguments: argparse.Namespace) -> int:
+    from sfn_idempotency.local import IdempotentService, LocalCloud
+
+    settings = _settings(arguments)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
+    stop = threading.Event()
+    for signal_number in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signal_number, lambda *_: stop.set())
+    with LocalCloud(backend=ServerBackend(arguments.host, arguments.port)) as cloud:
+        service = IdempotentService(cloud, settings)
+        ready = {
+            "endpoint": cloud.endpoint_url,
+            "region": cloud.region,
+            "stateMachineArns": [service.state_machine_arn],
+            "tableName": service.table_name,
+        }
+        print(json.dumps(ready), flush=True)
+        stop.wait()
+    print("sfn-idempotency: stopped", file=sys.stderr, flush=True)
+    return 0
+
+
+def start(arguments: argparse.Namespace) -> int:
+    execution_input = _read_json(arguments.input)
+    sfn = _client("stepfunctions", arguments)
+    state_machine = arguments.state_machine or _only(
+        "state machine",
+        [m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]],
+        "--state-machine",
+    )
+    kwargs = {"name": arguments.name} if arguments.name else {}
+    execution_arn = sfn.start_execution(
+        stateMachineArn=state_machine, input=json.dumps(execution_input), **kwargs
+    )["executionArn"]
+    if arguments.no_wait:
+        print(json.dumps({"executionArn": execution_arn}))
+        return 0
+    try:
+        description = wait_for_execution(sfn, execution_arn, arguments.timeout)
+    except TimeoutError as error:
+        print(f"sfn-idempotency: {error}", file=sys.stderr)
+        return EXIT_FAILED_EXECUTION
+    if description["status"] == "SUCCEEDED":
+        print(description["output"])
+        return 0
+    print(f"{description['status']}: {description.get('error', '')}", file=sys.stderr)
+    if description.get("cause"):
+        print(description["cause"], file=sys.stderr)
+    return EXIT_FAILED_EXECUTION
+
+
+def _record_key(arguments: argparse.Namespace) -> str:
+    if arguments.key:
+        return str(arguments.key)
+    settings = _settings(arguments)
+    key = idempotency_key(
+        _read_json(arguments.input),
+        key_prefix=settings.key_prefix,
+        expression=settings.event_key_jmespath,
+        hash_function=settings.hash_function,
+    )
+    if key is None:
+        raise CliError(f"the event has no idempotency key (JMESPath {settings.event_key_jmespath!r})")
+    return key
+
+
+def _table(arguments: argparse.Namespace, dynamodb: Any) -> str:
+    return str(arguments.table or _only("table", dynamodb.list_tables()["TableNames"], "--table"))
+
+
+def record(arguments: argparse.Namespace) -> int:
+    key = _record_key(arguments)
+    dynamodb = _client("dynamodb", arguments)
+    item = dynamodb.get_item(
+        TableName=_table(arguments, dynamodb), Key={"id": {"S": key}}, ConsistentRead=True
+    )
+    if "Item" not in item:
+        print(f"no record for {key}", file=sys.stderr)
+        return EXIT_FAILED_EXECUTION
+    print(describe(plain(item["Item"]), dt.datetime.now(dt.UTC)))
+    return 0
+
+
+def forget(arguments: argparse.Namespace) -> int:
+    if not arguments.yes:
+        raise CliError("forget deletes a record and lets its event run again: add --yes to confirm")
+    key = _record_key(arguments)
+    dynamodb = _client("dynamodb", arguments)
+    deleted = dynamodb.delete_item(
+        TableName=_table(arguments, dynamodb), Key={"id": {"S": key}}, ReturnValues="ALL_OLD"
+    )
+    if "Attributes" not in deleted:
+        print(f"no record for {key}", file=sys.stderr)
+        return EXIT_FAILED_EXECUTION
+    print(f"forgot {key} (was {deleted['Attributes']['status']['S']})")
+    return 0
+
+
+def draw(arguments: argparse.Namespace) -> int:
+    try:
+        print(graph.mermaid(arguments.asl), end="")
+    except (OSError, json.JSONDecodeError, KeyError) as error:
+        raise CliError(f"cannot draw {arguments.asl}: {error}") from None
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": lambda _: demo.main(),
+    "serve": serve,
+    "start": start,
+    "record": record,
+    "forget": forget,
+    "graph": draw,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
-    if arguments.command == "demo":
-        return demo.main()
-    raise AssertionError(f"unhandled command {arguments.command}")
+    try:
+        return COMMANDS[arguments.command](arguments)
+    except (CliError, ConfigurationError, IdempotencyKeyError, PortInUseError) as error:
+        return _bad_input(str(error))
+    except ClientError as error:
+        return _bad_input(f"{error.response['Error']['Code']}: {error.response['Error'].get('Message', '')}")
+    except BotoCoreError as error:
+        return _bad_input(str(error))
+
+
+def _bad_input(message: str) -> int:
+    print(f"sfn-idempotency: error: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def run() -> NoReturn:
+    sys.exit(main())
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -17,7 +17,7 @@ EXAMPLE_ENVIRONMENT: dict[str, str] = {
 _OVERRIDABLE_PREFIXES = ("IDEMPOTENCY_", "POWERTOOLS_IDEMPOTENCY_DISABLED")
 
 
-def example_settings(environ: Mapping[str, str] | None = None, **overrides: str) -> IdempotencySettings:
+def example_settings(environ: Mapping[str, str] | None = None, /, **overrides: str) -> IdempotencySettings:
     """The example configuration; ``IDEMPOTENCY_*`` variables in ``environ`` (default: the process
     environment) win over it, as they would on the deployed key Lambda, and ``overrides`` win over both."""
     environ = os.environ if environ is None else environ

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -15,10 +14,11 @@ from typing import Any, Self
 
 import boto3
 from compute_key import clock as lambda_clock
-from moto import mock_aws
 
 from sfn_idempotency import definitions
+from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.local import compat
+from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.faults import FaultPlan
@@ -28,7 +28,6 @@ DEFAULT_REGION = "us-east-1"
 MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.005
-_TERMINAL = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
 
@@ -94,7 +93,9 @@ class LocalCloud:
 
     _active: LocalCloud | None = None
 
-    def __init__(self, region: str = DEFAULT_REGION, retry_wait_scale: float = 1.0) -> None:
+    def __init__(
+        self, region: str = DEFAULT_REGION, retry_wait_scale: float = 1.0, backend: Backend | None = None
+    ) -> None:
         self.region = region
         self.account = MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
@@ -102,7 +103,7 @@ class LocalCloud:
         self.faults = FaultPlan()
         self.calls = CallCounter()
         self.lambdas = LambdaRuntime(region, self.account, self.faults)
-        self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
+        self.backend = backend or InProcessBackend()
         self._previous_clock: lambda_clock.Clock | None = None
         self._log_levels: dict[str, int] = {}
 
@@ -111,7 +112,7 @@ class LocalCloud:
         if LocalCloud._active is not None:
             raise EngineError("a LocalCloud is already running in this process; close it first")
         compat.install()
-        self._mock.start()
+        self.backend.start()
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
         compat.retry_time.scale = self.retry_wait_scale
@@ -136,7 +137,7 @@ class LocalCloud:
             lambda_clock.install(self._previous_clock)
         for name, level in self._log_levels.items():
             logging.getLogger(name).setLevel(level)
-        self._mock.stop()
+        self.backend.stop()
         LocalCloud._active = None
 
     def __enter__(self) -> Self:
@@ -147,8 +148,19 @@ class LocalCloud:
     ) -> None:
         self.close()
 
+    @property
+    def endpoint_url(self) -> str | None:
+        return self.backend.endpoint_url
+
     def client(self, service: str) -> Any:
-        return boto3.client(service, region_name=self.region)
+        """A boto3 client for this cloud (its credentials are fake and never leave the machine)."""
+        return boto3.client(
+            service,
+            region_name=self.region,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
 
     # -- resources -------------------------------------------------------------------------
     def add_function(
@@ -194,22 +206,14 @@ class LocalCloud:
 
     # -- executions ------------------------------------------------------------------------
     def start_execution(self, state_machine_arn: str, execution_input: Any, name: str | None = None) -> str:
-        # AWS names an unnamed execution with a UUID; moto would name it "None".
+        kwargs = {"name": name} if name else {}
         response = self.sfn.start_execution(
-            stateMachineArn=state_machine_arn,
-            input=json.dumps(execution_input),
-            name=name or str(uuid.uuid4()),
+            stateMachineArn=state_machine_arn, input=json.dumps(execution_input), **kwargs
         )
         return str(response["executionArn"])
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            description = self.sfn.describe_execution(executionArn=execution_arn)
-            if description["status"] in _TERMINAL:
-                return self._result(description)
-            time.sleep(POLL_INTERVAL_SECONDS)
-        raise TimeoutError(f"{execution_arn} still running after {timeout} s")
+        return self._result(wait_for_execution(self.sfn, execution_arn, timeout, POLL_INTERVAL_SECONDS))
 
     def wait_all(
         self, execution_arns: Iterable[str], timeout: float = DEFAULT_WAIT_SECONDS

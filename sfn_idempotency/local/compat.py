@@ -11,6 +11,8 @@
 4. Fail states re-raising a caught error: ``"ErrorPath": "$.error.Error"`` is how a workflow
    re-throws what a Catch caught, ``States.Timeout`` included. moto refuses any ``States.`` name
    there (a rule meant for the names a Task reports), so a re-thrown timeout became States.Runtime.
+5. Unnamed executions: AWS names an execution started without ``name`` with a fresh UUID; moto
+   names it "None", so a second unnamed start fails with ExecutionAlreadyExists.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ import pkgutil
 import sys
 import threading
 import time
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 import boto3
@@ -29,11 +33,11 @@ from botocore.config import Config
 
 from sfn_idempotency.local.calls import CallInterceptor
 
-_ORIGINAL_ATTRIBUTE = "_sfn_local_original"
 _BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
 _EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
+_PARSER_MODELS_MODULE = "moto.stepfunctions.parser.models"
 _FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
 _CUSTOM_ERROR_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name"
 
@@ -96,29 +100,36 @@ retry_time = _ScaledTime()
 
 def install() -> None:
     """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
+    _route_task_clients()
+    setattr(importlib.import_module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
+    _replace(
+        importlib.import_module(_EXECUTION_MODULE).BaseExecutionWorkerCommunication,
+        "_reflect_execution_status",
+        _store_output_as_json_text,
+    )
+    _replace(importlib.import_module(_FAIL_STATE_MODULE), "CustomErrorName", _allow_builtin_error_names)
+    _replace(
+        importlib.import_module(_PARSER_MODELS_MODULE).StepFunctionsParserBackend,
+        "start_execution",
+        _name_unnamed_executions,
+    )
+
+
+def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
+    """``owner.attribute = build(original)``; installing again rebuilds from the same original."""
+    saved = f"_sfn_local_original_{attribute}"
+    original = owner.__dict__.get(saved) or getattr(owner, attribute)
+    setattr(owner, saved, original)
+    setattr(owner, attribute, build(original))
+
+
+def _route_task_clients() -> None:
     boto_client_module = importlib.import_module(_BOTO_CLIENT_MODULE)
-    original = getattr(boto_client_module, _ORIGINAL_ATTRIBUTE, boto_client_module.boto_client_for)
-    setattr(boto_client_module, _ORIGINAL_ATTRIBUTE, original)
+    _replace(boto_client_module, "boto_client_for", lambda _original: cached_boto_client_for)
+    original = boto_client_module._sfn_local_original_boto_client_for
     for module in _interpreter_modules():
         if getattr(module, "boto_client_for", None) is original:
             module.boto_client_for = cached_boto_client_for
-    setattr(boto_client_module, "boto_client_for", cached_boto_client_for)  # noqa: B010
-    setattr(importlib.import_module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
-    _store_output_as_json_text()
-    _let_fail_states_rethrow_builtin_errors()
-
-
-def _store_output_as_json_text() -> None:
-    communication = importlib.import_module(_EXECUTION_MODULE).BaseExecutionWorkerCommunication
-    original = getattr(communication, _ORIGINAL_ATTRIBUTE, communication._reflect_execution_status)
-
-    def reflect_execution_status(self: Any) -> None:
-        original(self)
-        if self.execution.exec_status == "SUCCEEDED":
-            self.execution.output = json.dumps(self.execution.output, separators=(",", ":"))
-
-    setattr(communication, _ORIGINAL_ATTRIBUTE, original)
-    communication._reflect_execution_status = reflect_execution_status
 
 
 def _interpreter_modules() -> list[Any]:
@@ -129,11 +140,28 @@ def _interpreter_modules() -> list[Any]:
     return [module for name, module in list(sys.modules.items()) if name.startswith(_COMPONENT_PACKAGE)]
 
 
-def _let_fail_states_rethrow_builtin_errors() -> None:
-    custom_error_name = importlib.import_module(_CUSTOM_ERROR_MODULE).CustomErrorName
+def _store_output_as_json_text(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def reflect_execution_status(self: Any) -> None:
+        original(self)
+        if self.execution.exec_status == "SUCCEEDED":
+            self.execution.output = json.dumps(self.execution.output, separators=(",", ":"))
 
-    class RethrownErrorName(custom_error_name):  # type: ignore[misc, valid-type]
+    return reflect_execution_status
+
+
+def _allow_builtin_error_names(custom_error_name: Any) -> Any:
+    class RethrownErrorName(custom_error_name):  # type: ignore[misc]
         def __init__(self, error_name: str | None) -> None:
+            # skip CustomErrorName's "States." check, keep everything else
             super(custom_error_name, self).__init__(error_name=error_name)
 
-    setattr(importlib.import_module(_FAIL_STATE_MODULE), "CustomErrorName", RethrownErrorName)  # noqa: B010
+    return RethrownErrorName
+
+
+def _name_unnamed_executions(original: Callable[..., Any]) -> Callable[..., Any]:
+    def start_execution(
+        self: Any, state_machine_arn: str, name: str | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        return original(self, state_machine_arn, name or str(uuid.uuid4()), *args, **kwargs)
+
+    return start_execution

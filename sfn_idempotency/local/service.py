@@ -6,18 +6,17 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer
 from compute_key.keys import idempotency_key
 from compute_key.settings import IdempotencySettings
 
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, ExecutionResult, LocalCloud
 from sfn_idempotency.local.lambdas import Handler
 from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR
+from sfn_idempotency.records import plain
 from sfn_idempotency.settings import example_settings
 
 COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
 PLACE_ORDER_HANDLER = "place_order.handler.handler"
-_deserializer = TypeDeserializer()
 
 
 class IdempotentService:
@@ -110,11 +109,7 @@ class IdempotentService:
         pages = self.cloud.dynamodb.get_paginator("scan").paginate(
             TableName=self.table_name, ConsistentRead=True
         )
-        return [
-            {name: _deserializer.deserialize(value) for name, value in item.items()}
-            for page in pages
-            for item in page["Items"]
-        ]
+        return [plain(item) for page in pages for item in page["Items"]]
 
     def wait_for_claim(self, event: Any, timeout: float = DEFAULT_WAIT_SECONDS) -> None:
         """Block until some execution holds the key of ``event`` (to start a concurrent duplicate)."""

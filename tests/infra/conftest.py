@@ -74,7 +74,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("cdk.out")
     # Path metadata lets the tests find resources by construct path, never by hashed logical id.
     app = cdk.App(outdir=str(outdir), context={"aws:cdk:enable-path-metadata": True})
-    IdempotencyServiceStack(app, SERVICE_STACK, settings=example_settings(environ={}))
+    IdempotencyServiceStack(app, SERVICE_STACK, settings=example_settings({}))
     build_shared_table_stack(app)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     assembly = app.synth()  # raises when cdk-nag reports an unacknowledged finding

@@ -69,14 +69,14 @@ def test_key_lambda_runs_python_313_with_powertools_and_the_validated_environmen
             "Layers": [
                 Match.object_like({"Fn::Join": Match.array_with([Match.array_with([POWERTOOLS_LAYER])])})
             ],
-            "Environment": {"Variables": example_settings(environ={}).to_environment()},
+            "Environment": {"Variables": example_settings({}).to_environment()},
             "TracingConfig": {"Mode": "Active"},
         },
     )
 
 
 def test_business_lambda_timeout_is_the_lease(service: Template):
-    settings = example_settings(environ={})
+    settings = example_settings({})
     service.has_resource_properties(
         "AWS::Lambda::Function",
         {

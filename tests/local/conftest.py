@@ -56,7 +56,7 @@ def make_service(local_cloud: LocalCloud) -> ServiceFactory:
     def make(business_handler: Any = None, **overrides: str) -> IdempotentService:
         kwargs = {"business_handler": business_handler} if business_handler else {}
         return IdempotentService(
-            local_cloud, example_settings(environ={}, **overrides), name=f"workflow{next(counter)}", **kwargs
+            local_cloud, example_settings({}, **overrides), name=f"workflow{next(counter)}", **kwargs
         )
 
     return make

@@ -1,0 +1,64 @@
+"""A Mermaid state diagram generated from an ASL file (JSONPath Choice rules rendered as labels)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+_COMPARISONS = {
+    "StringEquals": "==",
+    "StringEqualsPath": "==",
+    "NumericEquals": "==",
+    "NumericLessThanEqualsPath": "<=",
+    "NumericLessThanPath": "<",
+    "NumericGreaterThan": ">",
+    "BooleanEquals": "==",
+    "IsPresent": "present ==",
+}
+
+
+def mermaid(asl_path: Path) -> str:
+    definition = json.loads(asl_path.read_text(encoding="utf-8"))
+    lines = ["stateDiagram-v2", f"    [*] --> {definition['StartAt']}"]
+    for name, state in definition["States"].items():
+        lines.extend(f"    {name} --> {target}{_label(label)}" for target, label in _transitions(state))
+        if state["Type"] == "Fail":
+            lines.append(
+                f"    note right of {name}: {state.get('Error') or 'error from ' + state['ErrorPath']}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _transitions(state: dict[str, Any]) -> list[tuple[str, str]]:
+    transitions = [(choice["Next"], _condition(choice)) for choice in state.get("Choices", [])]
+    if "Default" in state:
+        transitions.append((state["Default"], "otherwise"))
+    transitions.extend(
+        (catch["Next"], "catch " + ", ".join(catch["ErrorEquals"])) for catch in state.get("Catch", [])
+    )
+    if "Next" in state:
+        transitions.append((state["Next"], ""))
+    if state.get("End") or state["Type"] in ("Succeed", "Fail"):
+        transitions.append(("[*]", ""))
+    return transitions
+
+
+def _condition(rule: dict[str, Any]) -> str:
+    for combinator, joiner in (("And", " and "), ("Or", " or ")):
+        if combinator in rule:
+            return joiner.join(_condition(inner) for inner in rule[combinator])
+    if "Not" in rule:
+        return f"not ({_condition(rule['Not'])})"
+    variable = rule["Variable"].removeprefix("$.")
+    for key, operator in _COMPARISONS.items():
+        if key in rule:
+            value = rule[key]
+            shown = value.removeprefix("$.") if key.endswith("Path") else json.dumps(value)
+            return f"{variable} {operator} {shown}"
+    return str(variable)
+
+
+def _label(text: str) -> str:
+    # Mermaid ends a label at a colon or semicolon of its own; keep the text readable without them.
+    return f": {text.replace(':', ' ').replace(';', ',')}" if text else ""
