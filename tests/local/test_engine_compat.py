@@ -173,3 +173,14 @@ def test_only_one_cloud_runs_at_a_time(local_cloud: LocalCloud):
 
     with pytest.raises(EngineError, match="already running"), LocalCloud():
         pass
+
+
+def test_unnamed_executions_get_unique_names(local_cloud: LocalCloud, tmp_path: Path):
+    # AWS: "If you don't provide a name for the execution, Step Functions automatically generates a UUID."
+    machine = deploy(local_cloud, tmp_path, {"Done": {"Type": "Succeed"}}, "Done")
+    arns = [
+        local_cloud.sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"] for _ in range(2)
+    ]
+    names = [arn.rsplit(":", 1)[1] for arn in arns]
+    assert names[0] != names[1]
+    assert all(len(name) == 36 and name.count("-") == 4 for name in names)

@@ -1,0 +1,335 @@
+"""`sfn-idempotency serve` as a subprocess on a loopback port, driven by boto3, our CLI and the AWS CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+
+from sfn_idempotency.graph import mermaid
+from sfn_idempotency.paths import IDEMPOTENCY_ASL, PROJECT_ROOT
+
+BIN = Path(sys.executable).parent
+CLI = str(BIN / "sfn-idempotency")
+READY_DEADLINE_SECONDS = 60
+COMMAND_DEADLINE_SECONDS = 60
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def clean_environment() -> dict[str, str]:
+    """No IDEMPOTENCY_* overrides, fake credentials, no user AWS config."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("IDEMPOTENCY_", "AWS_"))}
+    return {
+        **environment,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    }
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    ready: dict[str, Any]
+
+    @property
+    def endpoint(self) -> str:
+        return str(self.ready["endpoint"])
+
+    def client(self, service: str) -> Any:
+        return boto3.client(
+            service,
+            endpoint_url=self.endpoint,
+            region_name=self.ready["region"],
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+
+
+def read_ready_line(process: subprocess.Popen[str]) -> dict[str, Any]:
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(process.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(READY_DEADLINE_SECONDS)
+    if not lines or not lines[0]:
+        process.kill()
+        raise AssertionError(
+            f"serve printed no ready line within {READY_DEADLINE_SECONDS} s: {process.stderr.read()}"
+        )
+    return dict(json.loads(lines[0]))
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    process = subprocess.Popen(
+        [CLI, "serve", "--port", str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    try:
+        yield Server(process, read_ready_line(process))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(COMMAND_DEADLINE_SECONDS)
+
+
+def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CLI, *arguments],
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
+        timeout=COMMAND_DEADLINE_SECONDS,
+        check=False,
+    )
+
+
+def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
+    assert server.endpoint.startswith("http://127.0.0.1:")
+    assert server.ready["region"] == "us-east-1"
+    assert server.ready["stateMachineArns"] == [
+        "arn:aws:states:us-east-1:123456789012:stateMachine:idempotency"
+    ]
+    assert server.ready["tableName"] == "idempotency-table"
+
+
+def test_boto3_over_http_runs_first_and_duplicate(server: Server):
+    # Given boto3 clients pointed at the endpoint
+    sfn, dynamodb = server.client("stepfunctions"), server.client("dynamodb")
+    (machine,) = server.ready["stateMachineArns"]
+    order = json.dumps({"orderId": "http-1", "amount": 12})
+
+    # When an order and its duplicate are started and waited for
+    outputs = []
+    for _ in range(2):
+        arn = sfn.start_execution(stateMachineArn=machine, input=order)["executionArn"]
+        waiter_deadline = 200
+        for _ in range(waiter_deadline):
+            description = sfn.describe_execution(executionArn=arn)
+            if description["status"] != "RUNNING":
+                break
+            threading.Event().wait(0.05)
+        assert description["status"] == "SUCCEEDED"
+        outputs.append((description["output"], sfn.get_execution_history(executionArn=arn)["events"]))
+
+    # Then the duplicate replayed the first output, as the history shows
+    (first_output, first_history), (second_output, second_history) = outputs
+    assert second_output == first_output
+    entered = [
+        e["stateEnteredEventDetails"]["name"] for e in second_history if "stateEnteredEventDetails" in e
+    ]
+    assert entered[-1] == "Replay"
+    assert "Execute" in [
+        e["stateEnteredEventDetails"]["name"] for e in first_history if "stateEnteredEventDetails" in e
+    ]
+    # And the table holds one COMPLETED record for it
+    items = dynamodb.scan(TableName=server.ready["tableName"])["Items"]
+    completed = [
+        i
+        for i in items
+        if json.loads(i.get("data", {}).get("S", "null") or "null") == json.loads(first_output)
+    ]
+    assert len(completed) == 1
+    key = completed[0]["id"]
+    assert dynamodb.get_item(TableName=server.ready["tableName"], Key={"id": key})["Item"]["status"] == {
+        "S": "COMPLETED"
+    }
+
+
+def test_cli_start_prints_output_and_replays(server: Server):
+    order = json.dumps({"orderId": "cli-1", "amount": 3})
+    first = cli("start", "--endpoint-url", server.endpoint, "--input", order)
+    second = cli("start", "--endpoint-url", server.endpoint, "--input", order)
+    assert (first.returncode, second.returncode) == (0, 0), first.stderr + second.stderr
+    assert json.loads(first.stdout)["orderId"] == "cli-1"
+    assert second.stdout == first.stdout
+
+
+def test_cli_start_reads_input_from_a_file(server: Server, tmp_path: Path):
+    event = tmp_path / "order.json"
+    event.write_text(json.dumps({"orderId": "cli-file", "amount": 1}))
+    result = cli("start", "--endpoint-url", server.endpoint, "--input", f"@{event}")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["orderId"] == "cli-file"
+
+
+def test_cli_start_failure_prints_error_and_cause_and_exits_1(server: Server):
+    result = cli(
+        "start", "--endpoint-url", server.endpoint, "--input", '{"orderId": "cli-bad", "amount": -1}'
+    )
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.startswith("FAILED: InvalidOrderError\n")
+    assert "amount must be a positive number" in result.stderr
+
+
+def test_cli_start_no_wait_prints_the_execution_arn(server: Server):
+    result = cli(
+        "start",
+        "--endpoint-url",
+        server.endpoint,
+        "--no-wait",
+        "--name",
+        "named-1",
+        "--input",
+        '{"orderId": "nw"}',
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["executionArn"].endswith(":execution:idempotency:named-1")
+
+
+def test_cli_record_and_forget(server: Server):
+    # Given a completed order
+    order = '{"orderId": "cli-rec", "amount": 8}'
+    placed = json.loads(cli("start", "--endpoint-url", server.endpoint, "--input", order).stdout)
+
+    # When its record is shown, Then it reads as a human would want it
+    shown = cli("record", "--endpoint-url", server.endpoint, "--input", order)
+    assert shown.returncode == 0, shown.stderr
+    assert "status      COMPLETED" in shown.stdout
+    assert "owner       arn:aws:states:us-east-1:123456789012:execution:idempotency:" in shown.stdout
+    assert "(in 1 h)" in shown.stdout
+    assert placed["placedOrderId"] in shown.stdout
+
+    # And forget refuses without --yes, then deletes, and the next run places the order again
+    assert cli("forget", "--endpoint-url", server.endpoint, "--input", order).returncode == 2
+    forgot = cli("forget", "--endpoint-url", server.endpoint, "--input", order, "--yes")
+    assert forgot.returncode == 0, forgot.stderr
+    assert forgot.stdout.startswith("forgot orders#")
+    assert cli("record", "--endpoint-url", server.endpoint, "--input", order).returncode == 1
+    again = json.loads(cli("start", "--endpoint-url", server.endpoint, "--input", order).stdout)
+    assert again["placedOrderId"] != placed["placedOrderId"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["start", "--input", "{not json"], "input is not valid JSON"),
+        (["start", "--input", "@/no/such/order.json"], "cannot read /no/such/order.json"),
+        (
+            [
+                "start",
+                "--input",
+                "{}",
+                "--state-machine",
+                "arn:aws:states:us-east-1:123456789012:stateMachine:nope",
+            ],
+            "StateMachineDoesNotExist",
+        ),
+        (["record", "--key", "orders#x", "--table", "no-such-table"], "ResourceNotFoundException"),
+        (["record", "--input", '{"amount": 1}'], "the event has no idempotency key"),
+        (["record", "--input", "{}", "--hash-function", "md6"], "IDEMPOTENCY_HASH_FUNCTION: 'md6'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(server: Server, arguments: list[str], message: str):
+    result = cli(*arguments, "--endpoint-url", server.endpoint)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("sfn-idempotency: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unreachable_endpoint_and_taken_port_are_bad_input(server: Server):
+    unreachable = cli("start", "--endpoint-url", f"http://127.0.0.1:{free_port()}", "--input", "{}")
+    taken = cli("serve", "--port", server.endpoint.rsplit(":", 1)[1])
+    for result, message in (
+        (unreachable, "Could not connect to the endpoint URL"),
+        (taken, "Address already in use"),
+    ):
+        assert result.returncode == 2
+        assert message in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_aws_cli_starts_and_describes_an_execution(server: Server):
+    aws = str(BIN / "aws")
+    common = ["--endpoint-url", server.endpoint, "--output", "json"]
+    (machine,) = server.ready["stateMachineArns"]
+    started = subprocess.run(
+        [
+            aws,
+            "stepfunctions",
+            "start-execution",
+            "--state-machine-arn",
+            machine,
+            "--input",
+            '{"orderId": "awscli-1", "amount": 2}',
+            *common,
+        ],
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
+        timeout=COMMAND_DEADLINE_SECONDS,
+        check=False,
+    )
+    assert started.returncode == 0, started.stderr
+    arn = json.loads(started.stdout)["executionArn"]
+    sfn = server.client("stepfunctions")
+    for _ in range(200):
+        if sfn.describe_execution(executionArn=arn)["status"] != "RUNNING":
+            break
+        threading.Event().wait(0.05)
+    described = subprocess.run(
+        [aws, "stepfunctions", "describe-execution", "--execution-arn", arn, *common],
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
+        timeout=COMMAND_DEADLINE_SECONDS,
+        check=False,
+    )
+    assert described.returncode == 0, described.stderr
+    description = json.loads(described.stdout)
+    assert description["status"] == "SUCCEEDED"
+    assert json.loads(description["output"])["orderId"] == "awscli-1"
+
+
+def test_server_stops_cleanly_on_sigterm():
+    # Given a second server of its own
+    process = subprocess.Popen(
+        [CLI, "serve", "--port", str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    read_ready_line(process)
+
+    # When it receives SIGTERM
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=COMMAND_DEADLINE_SECONDS)
+
+    # Then it exits 0 after closing
+    assert process.returncode == 0
+    assert "stopped" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_graph_is_the_asl_and_the_readme_embeds_it():
+    result = cli("graph")
+    assert result.returncode == 0
+    assert result.stdout == mermaid(IDEMPOTENCY_ASL)
+    states = json.loads(IDEMPOTENCY_ASL.read_text())["States"]
+    assert all(name in result.stdout for name in states)
+    assert f"```mermaid\n{result.stdout}```" in (PROJECT_ROOT / "README.md").read_text()
