@@ -6,3 +6,4 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STATEMACHINES_DIR = PROJECT_ROOT / "statemachines"
 LAMBDAS_DIR = PROJECT_ROOT / "lambdas"
 IDEMPOTENCY_ASL = STATEMACHINES_DIR / "idempotency.asl.json"
+ORDER_WORKFLOW_ASL = STATEMACHINES_DIR / "order_workflow.asl.json"

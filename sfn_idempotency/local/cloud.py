@@ -52,11 +52,7 @@ class ExecutionResult:
     @property
     def states(self) -> list[str]:
         """The states entered, in order: the path the execution took."""
-        return [
-            event["stateEnteredEventDetails"]["name"]
-            for event in self.history
-            if event["type"].endswith("StateEntered")
-        ]
+        return entered_states(self.history)
 
     @property
     def state_transitions(self) -> int:
@@ -72,6 +68,14 @@ class ExecutionResult:
             and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName")
             == function_arn
         )
+
+
+def entered_states(history: Iterable[dict[str, Any]]) -> list[str]:
+    return [
+        event["stateEnteredEventDetails"]["name"]
+        for event in history
+        if event["type"].endswith("StateEntered")
+    ]
 
 
 class CallCounter:
@@ -193,9 +197,10 @@ class LocalCloud:
         return name
 
     def create_state_machine(
-        self, name: str, asl_path: Path, substitutions: Mapping[str, str], *, workflow_type: str = "STANDARD"
+        self, name: str, asl: Path | str, substitutions: Mapping[str, str], *, workflow_type: str = "STANDARD"
     ) -> str:
-        definition = definitions.render(asl_path, substitutions)
+        """``asl`` is an ASL file or its text, with ``${Name}`` placeholders for ``substitutions``."""
+        definition = definitions.render(asl, substitutions)
         response = self.sfn.create_state_machine(
             name=name,
             definition=definition,
@@ -240,10 +245,17 @@ class LocalCloud:
                 raise TimeoutError(f"not reached within {timeout} s: {what or condition}")
             time.sleep(POLL_INTERVAL_SECONDS)
 
+    def states_so_far(self, execution_arn: str) -> list[str]:
+        """The states a (possibly running) execution has entered so far."""
+        return entered_states(self._history(execution_arn))
+
+    def _history(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
+        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn)
+        return tuple(event for page in pages for event in page["events"])
+
     def _result(self, description: dict[str, Any]) -> ExecutionResult:
         arn = description["executionArn"]
-        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=arn)
-        history = tuple(event for page in pages for event in page["events"])
+        history = self._history(arn)
         return ExecutionResult(
             arn=arn,
             status=description["status"],

@@ -13,10 +13,17 @@
    there (a rule meant for the names a Task reports), so a re-thrown timeout became States.Runtime.
 5. Unnamed executions: AWS names an execution started without ``name`` with a fresh UUID; moto
    names it "None", so a second unnamed start fails with ExecutionAlreadyExists.
+6. ``states:startExecution`` (and ``.sync``/``.sync:2``): AWS takes the API's parameters in
+   PascalCase (``StateMachineArn``, ``Input``) and returns PascalCase (``ExecutionArn``,
+   ``Output``, ``Error``, ``Cause``). moto's interpreter leaves both unconverted, so nesting failed.
+   We convert them through the Step Functions API's own shapes, as the service does, with
+   timestamps as epoch milliseconds.
 """
 
 from __future__ import annotations
 
+import datetime
+import functools
 import importlib
 import json
 import pkgutil
@@ -28,8 +35,10 @@ from collections.abc import Callable
 from typing import Any
 
 import boto3
+import botocore.session
 from botocore.client import BaseClient
 from botocore.config import Config
+from moto.stepfunctions.parser.utils import snake_to_camel_case
 
 from sfn_idempotency.local.calls import CallInterceptor
 
@@ -38,6 +47,9 @@ _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
 _EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
 _PARSER_MODELS_MODULE = "moto.stepfunctions.parser.models"
+_SFN_TASK_MODULE = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn"
+)
 _FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
 _CUSTOM_ERROR_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name"
 
@@ -100,19 +112,18 @@ retry_time = _ScaledTime()
 
 def install() -> None:
     """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
+    module = importlib.import_module
     _route_task_clients()
-    setattr(importlib.import_module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
+    setattr(module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
+    execution_worker = module(_EXECUTION_MODULE).BaseExecutionWorkerCommunication
+    _replace(execution_worker, "_reflect_execution_status", _store_output_as_json_text)
+    _replace(module(_FAIL_STATE_MODULE), "CustomErrorName", _allow_builtin_error_names)
     _replace(
-        importlib.import_module(_EXECUTION_MODULE).BaseExecutionWorkerCommunication,
-        "_reflect_execution_status",
-        _store_output_as_json_text,
+        module(_PARSER_MODELS_MODULE).StepFunctionsParserBackend, "start_execution", _name_unnamed_executions
     )
-    _replace(importlib.import_module(_FAIL_STATE_MODULE), "CustomErrorName", _allow_builtin_error_names)
-    _replace(
-        importlib.import_module(_PARSER_MODELS_MODULE).StepFunctionsParserBackend,
-        "start_execution",
-        _name_unnamed_executions,
-    )
+    sfn_task = module(_SFN_TASK_MODULE).StateTaskServiceSfn
+    _replace(sfn_task, "_normalise_parameters", _pascal_case_request)
+    _replace(sfn_task, "_normalise_response", _pascal_case_response)
 
 
 def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
@@ -165,3 +176,41 @@ def _name_unnamed_executions(original: Callable[..., Any]) -> Callable[..., Any]
         return original(self, state_machine_arn, name or str(uuid.uuid4()), *args, **kwargs)
 
     return start_execution
+
+
+def _operation_shapes(task: Any, action: str | None) -> Any:
+    operation = snake_to_camel_case(action or task._get_boto_service_action())
+    return _stepfunctions_model().operation_model(operation)
+
+
+@functools.cache
+def _stepfunctions_model() -> Any:
+    return botocore.session.get_session().get_service_model("stepfunctions")
+
+
+def _pascal_case_request(original: Callable[..., None]) -> Callable[..., None]:
+    def normalise_parameters(
+        self: Any,
+        parameters: dict[str, Any],
+        boto_service_name: str | None = None,
+        service_action_name: str | None = None,
+    ) -> None:
+        original(self, parameters, boto_service_name, service_action_name)
+        self._to_boto_request(parameters, _operation_shapes(self, service_action_name).input_shape)
+
+    return normalise_parameters
+
+
+def _pascal_case_response(original: Callable[..., None]) -> Callable[..., None]:
+    def normalise_response(
+        self: Any, response: Any, boto_service_name: str | None = None, service_action_name: str | None = None
+    ) -> None:
+        original(self, response, boto_service_name, service_action_name)
+        self._from_boto_response(response, _operation_shapes(self, service_action_name).output_shape)
+        if isinstance(response, dict):
+            # Step Functions renders the API's timestamps as epoch milliseconds in task results.
+            for key, value in response.items():
+                if isinstance(value, datetime.datetime):
+                    response[key] = int(value.timestamp() * 1000)
+
+    return normalise_response

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from compute_key.keys import idempotency_key
 from compute_key.settings import IdempotencySettings
 
-from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, ExecutionResult, LocalCloud
-from sfn_idempotency.local.lambdas import Handler
-from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR
+from sfn_idempotency.definitions import with_business_step
+from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
+from sfn_idempotency.local.lambdas import Handler, LocalFunction
+from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR, ORDER_WORKFLOW_ASL
 from sfn_idempotency.records import plain
 from sfn_idempotency.settings import example_settings
 
@@ -29,9 +30,13 @@ class IdempotentService:
         *,
         name: str = "idempotency",
         business_handler: str | Handler = PLACE_ORDER_HANDLER,
+        business_step: Mapping[str, Any] | None = None,
+        business_substitutions: Mapping[str, str] | None = None,
         table_name: str | None = None,
         asl_path: Path = IDEMPOTENCY_ASL,
     ) -> None:
+        """``business_step`` (a Task's Resource, Parameters...) replaces the business Lambda, with
+        ``business_substitutions`` for its own placeholders; see definitions.with_business_step."""
         self.cloud = cloud
         self.settings = settings or example_settings()
         self.name = name
@@ -45,22 +50,22 @@ class IdempotentService:
             environment={**self.settings.to_environment(), "POWERTOOLS_LOG_LEVEL": "WARNING"},
             timeout_seconds=10,
         )
-        self.business = business = cloud.add_function(
-            self.business_function,
-            business_handler,
-            code_dir=LAMBDAS_DIR,
-            environment={"POWERTOOLS_LOG_LEVEL": "WARNING"},
-            timeout_seconds=self.settings.timeout_seconds,
-        )
-        self.state_machine_arn = cloud.create_state_machine(
-            name,
-            asl_path,
-            {
-                "ComputeKeyFunctionArn": compute_key.arn,
-                "BusinessFunctionArn": business.arn,
-                "TableName": self.table_name,
-            },
-        )
+        substitutions = {"ComputeKeyFunctionArn": compute_key.arn, "TableName": self.table_name}
+        definition: Path | str = asl_path
+        self.business: LocalFunction | None = None
+        if business_step is None:
+            self.business = cloud.add_function(
+                self.business_function,
+                business_handler,
+                code_dir=LAMBDAS_DIR,
+                environment={"POWERTOOLS_LOG_LEVEL": "WARNING"},
+                timeout_seconds=self.settings.timeout_seconds,
+            )
+            substitutions["BusinessFunctionArn"] = self.business.arn
+        else:
+            definition = with_business_step(asl_path.read_text(encoding="utf-8"), business_step)
+            substitutions.update(business_substitutions or {})
+        self.state_machine_arn = cloud.create_state_machine(name, definition, substitutions)
 
     # -- executions ------------------------------------------------------------------------
     def start(self, event: Any, name: str | None = None) -> str:
@@ -76,11 +81,22 @@ class IdempotentService:
 
     @property
     def business_runs(self) -> int:
-        """How many times the business step's code ran, over all executions."""
-        return self.cloud.lambdas.invocations(self.business_function)
+        """How many times the business Lambda's code ran, over all executions."""
+        return self.cloud.lambdas.invocations(self._business_lambda().name)
 
     def business_runs_in(self, result: ExecutionResult) -> int:
-        return result.lambda_invocations(self.business.arn)
+        return result.lambda_invocations(self._business_lambda().arn)
+
+    def _business_lambda(self) -> LocalFunction:
+        if self.business is None:
+            raise EngineError(f"{self.name} runs a custom business step, not a Lambda")
+        return self.business
+
+    def deploy_order_workflow(self, name: str = "order-workflow") -> str:
+        """The order pipeline that nests this workflow with startExecution.sync:2, as the stack does."""
+        return self.cloud.create_state_machine(
+            name, ORDER_WORKFLOW_ASL, {"IdempotencyStateMachineArn": self.state_machine_arn}
+        )
 
     # -- records ---------------------------------------------------------------------------
     def key_for(self, event: Any) -> str | None:

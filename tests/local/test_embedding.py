@@ -1,0 +1,125 @@
+"""The workflow embedded in others: nested with startExecution.sync:2, and around a non-Lambda step."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sfn_idempotency.local import IdempotentService, LocalCloud
+from tests.local.conftest import Gate, ServiceFactory
+
+ORDER = {"orderId": "o-nested", "amount": 30}
+SQS_SEND_STEP = {
+    "Resource": "arn:aws:states:::sqs:sendMessage",
+    "Parameters": {"QueueUrl": "${OrdersQueueUrl}", "MessageBody.$": "$.event"},
+    "ResultSelector": {"messageId.$": "$.MessageId"},
+}
+
+
+def test_parent_runs_the_child_once_and_unwraps_its_output(idempotent_service: IdempotentService):
+    # Given the order pipeline nesting the idempotent workflow
+    pipeline = idempotent_service.deploy_order_workflow()
+
+    # When the same order goes through the pipeline twice
+    first = idempotent_service.cloud.run(pipeline, ORDER)
+    second = idempotent_service.cloud.run(pipeline, ORDER)
+
+    # Then both notify with the same placed order; the business step ran once
+    assert first.status == second.status == "SUCCEEDED", (first.error, first.cause)
+    assert first.states == ["Prepare", "Validate", "PlaceOrder", "Notify"]
+    assert first.output["order"]["orderId"] == "o-nested"
+    assert second.output == first.output
+    assert (
+        first.output["notification"]
+        == f"Order o-nested is placed as {first.output['order']['placedOrderId']}."
+    )
+    assert idempotent_service.business_runs == 1
+
+
+def test_parent_rejects_an_invalid_order_before_any_child_runs(idempotent_service: IdempotentService):
+    pipeline = idempotent_service.deploy_order_workflow()
+    result = idempotent_service.cloud.run(pipeline, {"orderId": "o-x", "amount": -3})
+    assert (result.status, result.error) == ("FAILED", "InvalidOrderError")
+    assert result.states == ["Prepare", "Validate", "RejectInvalidOrder"]
+    assert idempotent_service.records() == []
+
+
+def test_parent_fails_cleanly_with_the_childs_validation_error(make_service: ServiceFactory):
+    # Given a completed order, and the same order id with another amount
+    service = make_service(IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH="amount")
+    pipeline = service.deploy_order_workflow()
+    assert service.cloud.run(pipeline, ORDER).status == "SUCCEEDED"
+
+    # When the tampered order goes through the pipeline
+    result = service.cloud.run(pipeline, {**ORDER, "amount": 31})
+
+    # Then the pipeline fails with the child's own error and cause, without retrying
+    assert result.error == "IdempotencyValidationError"
+    assert "Payload does not match" in result.cause
+    assert result.states[-2:] == ["RouteChildFailure", "ChildFailed"]
+    assert service.business_runs == 1
+
+
+@pytest.mark.slow
+def test_parent_retries_in_progress_until_the_first_run_completes(make_service: ServiceFactory, gate: Gate):
+    # Given a direct execution holding the order
+    service = make_service(gate.handler)
+    pipeline = service.deploy_order_workflow()
+    holder = service.start(ORDER)
+    assert gate.entered.wait(10)
+
+    # When the pipeline asks for the same order meanwhile, and the holder then finishes
+    waiting = service.cloud.start_execution(pipeline, ORDER)
+    service.cloud.wait_until(
+        lambda: "WaitBeforeRetry" in service.cloud.states_so_far(waiting),
+        timeout=20,
+        what="pipeline backing off",
+    )
+    gate.open()
+    first = service.cloud.wait(holder)
+    result = service.cloud.wait(waiting)
+
+    # Then the pipeline backed off, asked again, and got the first run's order
+    assert result.status == "SUCCEEDED"
+    assert "ScheduleRetry" in result.states
+    assert result.output["order"] == first.output
+    assert service.business_runs == 1
+
+
+def test_any_task_can_be_the_business_step(local_cloud: LocalCloud):
+    # Given the idempotency flow around an SQS send instead of a Lambda
+    sqs = local_cloud.client("sqs")
+    queue_url = sqs.create_queue(QueueName="orders")["QueueUrl"]
+    service = IdempotentService(
+        local_cloud, business_step=SQS_SEND_STEP, business_substitutions={"OrdersQueueUrl": queue_url}
+    )
+
+    # When the same order is sent twice
+    first = service.run(ORDER)
+    second = service.run(ORDER)
+
+    # Then one message was sent; the duplicate replayed its message id
+    assert first.status == "SUCCEEDED", (first.error, first.cause)
+    assert first.states == ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
+    assert second.output == first.output
+    assert second.states[-1] == "Replay"
+    messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10)["Messages"]
+    assert [json.loads(m["Body"]) for m in messages] == [ORDER]
+    assert first.output == {"messageId": messages[0]["MessageId"]}
+    assert service.record_for(ORDER)["status"]["S"] == "COMPLETED"
+
+
+def test_a_failing_custom_step_releases_the_claim(local_cloud: LocalCloud):
+    # Given an SQS send to a queue that does not exist
+    missing = f"https://sqs.us-east-1.amazonaws.com/{local_cloud.account}/missing"
+    service = IdempotentService(
+        local_cloud, business_step=SQS_SEND_STEP, business_substitutions={"OrdersQueueUrl": missing}
+    )
+
+    # When it runs, Then the send's error is the execution's, and no record is left behind
+    result = service.run(ORDER)
+    assert result.status == "FAILED"
+    assert result.error.startswith("SQS.")
+    assert result.states[-2:] == ["Release", "BusinessFailed"]
+    assert service.records() == []
