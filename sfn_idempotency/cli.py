@@ -25,13 +25,14 @@ from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.local.backends import PortInUseError, ServerBackend
 from sfn_idempotency.paths import IDEMPOTENCY_ASL
 from sfn_idempotency.records import describe, plain
-from sfn_idempotency.settings import example_settings
+from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 
 EXIT_FAILED_EXECUTION = 1
 EXIT_BAD_INPUT = 2
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8083
 DEFAULT_WAIT_SECONDS = 300.0
+DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
 # flag -> the key Lambda's environment variable it overrides
 SETTING_FLAGS = {
     "key_prefix": "IDEMPOTENCY_KEY_PREFIX",
@@ -89,7 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--input", required=True, metavar="JSON|@FILE", help="execution input, inline or @path"
     )
     start.add_argument("--name", help="execution name (AWS: starting the same name twice is idempotent)")
-    start.add_argument("--state-machine", metavar="ARN", help="default: the only state machine there is")
+    start.add_argument(
+        "--state-machine",
+        metavar="ARN",
+        help="default: the one named 'idempotency' (as serve creates), else the only one",
+    )
     start.add_argument("--no-wait", action="store_true", help="print the execution ARN and return at once")
     start.add_argument(
         "--timeout", type=float, default=DEFAULT_WAIT_SECONDS, help="seconds to wait (default 300)"
@@ -186,6 +191,16 @@ def _client(service: str, arguments: argparse.Namespace) -> Any:
     return boto3.client(service, region_name=arguments.region)
 
 
+def _default_state_machine(sfn: Any) -> str:
+    machines = sfn.list_state_machines()["stateMachines"]
+    named = [m["stateMachineArn"] for m in machines if m["name"] == DEFAULT_STATE_MACHINE_NAME]
+    return (
+        named[0]
+        if named
+        else _only("state machine", [m["stateMachineArn"] for m in machines], "--state-machine")
+    )
+
+
 def _only(kind: str, names: list[str], flag: str) -> str:
     if len(names) != 1:
         raise CliError(f"found {len(names)} {kind}s ({', '.join(names) or 'none'}): name one with {flag}")
@@ -203,10 +218,14 @@ def serve(arguments: argparse.Namespace) -> int:
         signal.signal(signal_number, lambda *_: stop.set())
     with LocalCloud(backend=ServerBackend(arguments.host, arguments.port)) as cloud:
         service = IdempotentService(cloud, settings)
+        # Events for the same orders, keyed on detail.orderId, share the table and the key prefix.
+        event_settings = settings.model_copy(update={"event_key_jmespath": ORDER_EVENT_KEY_JMESPATH})
+        events = IdempotentService(cloud, event_settings, name="order-events", table_name=service.table_name)
+        events.deploy_event_trigger()
         ready = {
             "endpoint": cloud.endpoint_url,
             "region": cloud.region,
-            "stateMachineArns": [service.state_machine_arn],
+            "stateMachineArns": [service.state_machine_arn, events.state_machine_arn],
             "tableName": service.table_name,
         }
         print(json.dumps(ready), flush=True)
@@ -218,11 +237,7 @@ def serve(arguments: argparse.Namespace) -> int:
 def start(arguments: argparse.Namespace) -> int:
     execution_input = _read_json(arguments.input)
     sfn = _client("stepfunctions", arguments)
-    state_machine = arguments.state_machine or _only(
-        "state machine",
-        [m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]],
-        "--state-machine",
-    )
+    state_machine = arguments.state_machine or _default_state_machine(sfn)
     kwargs = {"name": arguments.name} if arguments.name else {}
     execution_arn = sfn.start_execution(
         stateMachineArn=state_machine, input=json.dumps(execution_input), **kwargs

@@ -14,6 +14,9 @@ EXAMPLE_ENVIRONMENT: dict[str, str] = {
     "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": "3600",
     "IDEMPOTENCY_TIMEOUT_SECONDS": "30",
 }
+# Event-triggered runs key on the business id in `detail`, not the envelope's `id`: a producer that
+# publishes the same order twice makes two ids, while an EventBridge redelivery keeps one.
+ORDER_EVENT_KEY_JMESPATH = "detail.orderId"
 _OVERRIDABLE_PREFIXES = ("IDEMPOTENCY_", "POWERTOOLS_IDEMPOTENCY_DISABLED")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 from typing import Any
 
@@ -11,8 +12,22 @@ class InvalidOrderError(Exception):
     """The order cannot be placed; retrying the same order will not help."""
 
 
-def place_order(request: Any) -> dict[str, Any]:
+def order_request(event: Any) -> Any:
+    """The order inside an EventBridge event (``detail``) or an SQS record (JSON ``body``), or the
+    event itself when it is the order."""
+    if isinstance(event, dict) and "detail-type" in event and "detail" in event:
+        return event["detail"]
+    if isinstance(event, dict) and event.get("eventSource") == "aws:sqs" and "body" in event:
+        try:
+            return json.loads(event["body"])
+        except json.JSONDecodeError as error:
+            raise InvalidOrderError(f"the SQS message body is not JSON: {error}") from None
+    return event
+
+
+def place_order(event: Any) -> dict[str, Any]:
     """A fresh order id and timestamp on every call, so a replay is visibly the first run's result."""
+    request = order_request(event)
     if not isinstance(request, dict):
         raise InvalidOrderError(f"an order is a JSON object, got {type(request).__name__}")
     order_id = request.get("orderId")

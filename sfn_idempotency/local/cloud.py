@@ -209,6 +209,38 @@ class LocalCloud:
         )
         return str(response["stateMachineArn"])
 
+    def create_rule(self, name: str, pattern: Path, target_arn: str) -> str:
+        """An EventBridge rule on the default bus, its pattern read from ``pattern``, that starts
+        ``target_arn`` with every matching event (compat fix 7 delivers it)."""
+        rule_arn = self.events.put_rule(Name=name, EventPattern=pattern.read_text(encoding="utf-8"))[
+            "RuleArn"
+        ]
+        self.events.put_targets(
+            Rule=name,
+            Targets=[
+                {
+                    "Id": "StateMachine",
+                    "Arn": target_arn,
+                    "RoleArn": f"arn:aws:iam::{self.account}:role/{name}",
+                }
+            ],
+        )
+        return str(rule_arn)
+
+    def put_event(self, source: str, detail_type: str, detail: Any) -> str:
+        """Publish one event on the default bus; returns its id."""
+        response = self.events.put_events(
+            Entries=[{"Source": source, "DetailType": detail_type, "Detail": json.dumps(detail)}]
+        )
+        (entry,) = response["Entries"]
+        return str(entry["EventId"])
+
+    def executions(self, state_machine_arn: str) -> list[str]:
+        """Every execution of the state machine, oldest first."""
+        pages = self.sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
+        listed = [e for page in pages for e in page["executions"]]
+        return [e["executionArn"] for e in sorted(listed, key=lambda e: e["startDate"])]
+
     # -- executions ------------------------------------------------------------------------
     def start_execution(self, state_machine_arn: str, execution_input: Any, name: str | None = None) -> str:
         kwargs = {"name": name} if name else {}

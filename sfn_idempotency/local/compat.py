@@ -18,10 +18,14 @@
    ``Output``, ``Error``, ``Cause``). moto's interpreter leaves both unconverted, so nesting failed.
    We convert them through the Step Functions API's own shapes, as the service does, with
    timestamps as epoch milliseconds.
+7. EventBridge to Step Functions: a rule whose target is a state machine starts an execution
+   with the matching event (or the target's InputTransformer output / Input) as its input. moto
+   matches the rule but delivers only to SQS, Logs and other buses.
 """
 
 from __future__ import annotations
 
+import copy
 import datetime
 import functools
 import importlib
@@ -50,6 +54,7 @@ _PARSER_MODELS_MODULE = "moto.stepfunctions.parser.models"
 _SFN_TASK_MODULE = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn"
 )
+_EVENTS_MODULE = "moto.events.models"
 _FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
 _CUSTOM_ERROR_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name"
 
@@ -124,6 +129,7 @@ def install() -> None:
     sfn_task = module(_SFN_TASK_MODULE).StateTaskServiceSfn
     _replace(sfn_task, "_normalise_parameters", _pascal_case_request)
     _replace(sfn_task, "_normalise_response", _pascal_case_response)
+    _replace(module(_EVENTS_MODULE).Rule, "send_to_targets", _deliver_to_state_machines)
 
 
 def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
@@ -214,3 +220,63 @@ def _pascal_case_response(original: Callable[..., None]) -> Callable[..., None]:
                     response[key] = int(value.timestamp() * 1000)
 
     return normalise_response
+
+
+def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., None]:
+    from moto.stepfunctions.responses import get_backend
+    from moto.utilities.arns import parse_arn
+
+    def is_state_machine(target: dict[str, Any]) -> bool:
+        arn = parse_arn(target["Arn"])
+        return (arn.service, arn.resource_type) == ("states", "stateMachine")
+
+    def send_to_targets(self: Any, event: dict[str, Any], transform_input: bool = True) -> None:
+        others = [target for target in self.targets if not is_state_machine(target)]
+        if others:
+            # moto raises NotImplementedError on a target kind it does not know: hand it only its own.
+            rule = copy.copy(self)
+            rule.targets = others
+            original(rule, event, transform_input)
+        if not self.event_pattern.matches_event(event):
+            return
+        for target in filter(is_state_machine, self.targets):
+            arn = parse_arn(target["Arn"])
+            get_backend(arn.account, arn.region).start_execution(
+                target["Arn"], None, _target_input(target, event)
+            )
+
+    return send_to_targets
+
+
+def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
+    """What EventBridge sends the target: its constant Input, its InputTransformer's output, or the event."""
+    from moto.events.utils import EventTemplateParser
+    from moto.utilities.arns import parse_arn
+
+    if "Input" in target:
+        return str(target["Input"])
+    transformer = target.get("InputTransformer")
+    if transformer is None:
+        return json.dumps(_as_delivered(event, parse_arn(target["Arn"]).account))
+    delivered = EventTemplateParser.parse(
+        input_template=transformer.get("InputTemplate"),
+        input_paths_map=transformer.get("InputPathsMap", {}),
+        event=event,
+    )
+    return delivered if isinstance(delivered, str) else json.dumps(delivered)
+
+
+def _as_delivered(event: dict[str, Any], account: str) -> dict[str, Any]:
+    """The envelope as EventBridge delivers it: every field, ``time`` as ISO 8601 UTC."""
+    moment = event.get("time")
+    if isinstance(moment, int | float):
+        moment = datetime.datetime.fromtimestamp(moment, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    envelope = {
+        "version": "0",
+        "id": event.get("id"),
+        "detail-type": event.get("detail-type"),
+        "source": event.get("source"),
+    }
+    envelope.update({"account": event.get("account", account), "time": moment, "region": event.get("region")})
+    envelope.update({"resources": event.get("resources", []), "detail": event.get("detail", {})})
+    return envelope

@@ -12,10 +12,11 @@ from compute_key.settings import IdempotencySettings
 from sfn_idempotency.definitions import with_business_step
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
-from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR, ORDER_WORKFLOW_ASL
+from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR, ORDER_PLACED_PATTERN
 from sfn_idempotency.records import plain
 from sfn_idempotency.settings import example_settings
 
+NESTED_WORKFLOW_PLACEHOLDER = "IdempotencyStateMachineArn"
 COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
 PLACE_ORDER_HANDLER = "place_order.handler.handler"
 
@@ -92,10 +93,16 @@ class IdempotentService:
             raise EngineError(f"{self.name} runs a custom business step, not a Lambda")
         return self.business
 
-    def deploy_order_workflow(self, name: str = "order-workflow") -> str:
-        """The order pipeline that nests this workflow with startExecution.sync:2, as the stack does."""
+    def deploy_event_trigger(
+        self, rule_name: str = "order-placed", pattern: Path = ORDER_PLACED_PATTERN
+    ) -> str:
+        """The EventBridge rule that starts this workflow with every matching event, as the stack has."""
+        return self.cloud.create_rule(rule_name, pattern, self.state_machine_arn)
+
+    def nest_in(self, asl: Path, name: str) -> str:
+        """A workflow (the order pipeline, the SQS batch) that runs this one with startExecution.sync:2."""
         return self.cloud.create_state_machine(
-            name, ORDER_WORKFLOW_ASL, {"IdempotencyStateMachineArn": self.state_machine_arn}
+            name, asl, {NESTED_WORKFLOW_PLACEHOLDER: self.state_machine_arn}
         )
 
     # -- records ---------------------------------------------------------------------------

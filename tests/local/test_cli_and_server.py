@@ -109,7 +109,8 @@ def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
     assert server.endpoint.startswith("http://127.0.0.1:")
     assert server.ready["region"] == "us-east-1"
     assert server.ready["stateMachineArns"] == [
-        "arn:aws:states:us-east-1:123456789012:stateMachine:idempotency"
+        "arn:aws:states:us-east-1:123456789012:stateMachine:idempotency",
+        "arn:aws:states:us-east-1:123456789012:stateMachine:order-events",
     ]
     assert server.ready["tableName"] == "idempotency-table"
 
@@ -117,7 +118,7 @@ def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
 def test_boto3_over_http_runs_first_and_duplicate(server: Server):
     # Given boto3 clients pointed at the endpoint
     sfn, dynamodb = server.client("stepfunctions"), server.client("dynamodb")
-    (machine,) = server.ready["stateMachineArns"]
+    machine = server.ready["stateMachineArns"][0]
     order = json.dumps({"orderId": "http-1", "amount": 12})
 
     # When an order and its duplicate are started and waited for
@@ -266,7 +267,7 @@ def test_unreachable_endpoint_and_taken_port_are_bad_input(server: Server):
 def test_aws_cli_starts_and_describes_an_execution(server: Server):
     aws = str(BIN / "aws")
     common = ["--endpoint-url", server.endpoint, "--output", "json"]
-    (machine,) = server.ready["stateMachineArns"]
+    machine = server.ready["stateMachineArns"][0]
     started = subprocess.run(
         [
             aws,
@@ -303,6 +304,32 @@ def test_aws_cli_starts_and_describes_an_execution(server: Server):
     description = json.loads(described.stdout)
     assert description["status"] == "SUCCEEDED"
     assert json.loads(description["output"])["orderId"] == "awscli-1"
+
+
+def test_put_events_on_the_endpoint_starts_the_event_workflow(server: Server):
+    # Given an order already placed directly
+    order = {"orderId": "evt-http", "amount": 4}
+    direct = cli("start", "--endpoint-url", server.endpoint, "--input", json.dumps(order))
+    assert direct.returncode == 0, direct.stderr
+
+    # When the same order arrives as an EventBridge event on the endpoint
+    events, sfn = server.client("events"), server.client("stepfunctions")
+    events.put_events(
+        Entries=[{"Source": "orders", "DetailType": "OrderPlaced", "Detail": json.dumps(order)}]
+    )
+    event_machine = server.ready["stateMachineArns"][1]
+    for _ in range(200):
+        executions = sfn.list_executions(stateMachineArn=event_machine)["executions"]
+        done = [e for e in executions if e["status"] != "RUNNING"]
+        if done:
+            break
+        threading.Event().wait(0.05)
+
+    # Then the event workflow replayed the direct run: same key (same prefix, same order id)
+    (execution,) = done
+    description = sfn.describe_execution(executionArn=execution["executionArn"])
+    assert description["status"] == "SUCCEEDED"
+    assert json.loads(description["output"]) == json.loads(direct.stdout)
 
 
 def test_server_stops_cleanly_on_sigterm():

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.paths import ORDER_WORKFLOW_ASL
 from tests.local.conftest import Gate, ServiceFactory
 
 ORDER = {"orderId": "o-nested", "amount": 30}
@@ -19,7 +20,7 @@ SQS_SEND_STEP = {
 
 def test_parent_runs_the_child_once_and_unwraps_its_output(idempotent_service: IdempotentService):
     # Given the order pipeline nesting the idempotent workflow
-    pipeline = idempotent_service.deploy_order_workflow()
+    pipeline = idempotent_service.nest_in(ORDER_WORKFLOW_ASL, "order-workflow")
 
     # When the same order goes through the pipeline twice
     first = idempotent_service.cloud.run(pipeline, ORDER)
@@ -38,7 +39,7 @@ def test_parent_runs_the_child_once_and_unwraps_its_output(idempotent_service: I
 
 
 def test_parent_rejects_an_invalid_order_before_any_child_runs(idempotent_service: IdempotentService):
-    pipeline = idempotent_service.deploy_order_workflow()
+    pipeline = idempotent_service.nest_in(ORDER_WORKFLOW_ASL, "order-workflow")
     result = idempotent_service.cloud.run(pipeline, {"orderId": "o-x", "amount": -3})
     assert (result.status, result.error) == ("FAILED", "InvalidOrderError")
     assert result.states == ["Prepare", "Validate", "RejectInvalidOrder"]
@@ -48,7 +49,7 @@ def test_parent_rejects_an_invalid_order_before_any_child_runs(idempotent_servic
 def test_parent_fails_cleanly_with_the_childs_validation_error(make_service: ServiceFactory):
     # Given a completed order, and the same order id with another amount
     service = make_service(IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH="amount")
-    pipeline = service.deploy_order_workflow()
+    pipeline = service.nest_in(ORDER_WORKFLOW_ASL, "order-workflow")
     assert service.cloud.run(pipeline, ORDER).status == "SUCCEEDED"
 
     # When the tampered order goes through the pipeline
@@ -65,7 +66,7 @@ def test_parent_fails_cleanly_with_the_childs_validation_error(make_service: Ser
 def test_parent_retries_in_progress_until_the_first_run_completes(make_service: ServiceFactory, gate: Gate):
     # Given a direct execution holding the order
     service = make_service(gate.handler)
-    pipeline = service.deploy_order_workflow()
+    pipeline = service.nest_in(ORDER_WORKFLOW_ASL, "order-workflow")
     holder = service.start(ORDER)
     assert gate.entered.wait(10)
 

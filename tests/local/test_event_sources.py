@@ -1,0 +1,160 @@
+"""EventBridge triggers and SQS batches, delivered as the services deliver them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.paths import SQS_BATCH_ASL
+from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
+
+ORDER = {"orderId": "o-evt", "amount": 12}
+
+
+@pytest.fixture
+def event_workflow(local_cloud: LocalCloud) -> IdempotentService:
+    service = IdempotentService(
+        local_cloud,
+        example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH=ORDER_EVENT_KEY_JMESPATH),
+        name="order-events",
+    )
+    service.deploy_event_trigger()
+    return service
+
+
+def wait_for_executions(service: IdempotentService, count: int) -> list[Any]:
+    cloud = service.cloud
+    cloud.wait_until(
+        lambda: len(cloud.executions(service.state_machine_arn)) >= count, what=f"{count} executions"
+    )
+    return [cloud.wait(arn) for arn in cloud.executions(service.state_machine_arn)]
+
+
+def test_the_same_order_published_twice_places_it_once(event_workflow: IdempotentService):
+    # Given a producer that publishes the same order twice (two events, two ids), a moment apart
+    cloud = event_workflow.cloud
+    first_id = cloud.put_event("orders", "OrderPlaced", ORDER)
+    (first,) = wait_for_executions(event_workflow, 1)
+    second_id = cloud.put_event("orders", "OrderPlaced", ORDER)
+
+    # When the second is delivered
+    _, second = wait_for_executions(event_workflow, 2)
+
+    # Then the business key in detail made them one order; the second replayed the first
+    assert first_id != second_id
+    assert json.loads(second.history[0]["executionStartedEventDetails"]["input"])["id"] == second_id
+    assert first.states[-1] == "Complete"
+    assert second.states[-1] == "Replay"
+    assert second.output_json == first.output_json
+    assert event_workflow.business_runs == 1
+
+
+def test_the_same_order_published_twice_at_once_places_it_once(event_workflow: IdempotentService):
+    # When two events for one order arrive together
+    for _ in range(2):
+        event_workflow.cloud.put_event("orders", "OrderPlaced", ORDER)
+    results = wait_for_executions(event_workflow, 2)
+
+    # Then one placed it; the other replayed it or found it in progress (EventBridge does not
+    # retry a failed execution, and it need not: the order is placed)
+    assert event_workflow.business_runs == 1
+    assert sorted(r.states[-1] for r in results) in (
+        ["Complete", "Replay"],
+        ["AlreadyInProgress", "Complete"],
+    )
+
+
+def test_the_execution_input_is_the_whole_event_as_eventbridge_delivers_it(event_workflow: IdempotentService):
+    event_id = event_workflow.cloud.put_event("orders", "OrderPlaced", ORDER)
+    (result,) = wait_for_executions(event_workflow, 1)
+    delivered = json.loads(result.history[0]["executionStartedEventDetails"]["input"])
+    assert delivered["id"] == event_id
+    assert delivered["detail"] == ORDER
+    assert (delivered["source"], delivered["detail-type"], delivered["version"]) == (
+        "orders",
+        "OrderPlaced",
+        "0",
+    )
+    assert delivered["account"] == event_workflow.cloud.account
+    assert delivered["time"].endswith("Z")
+    assert result.output["orderId"] == ORDER["orderId"]
+
+
+def test_a_redelivered_event_replays(event_workflow: IdempotentService):
+    # Given a delivered event
+    event_workflow.cloud.put_event("orders", "OrderPlaced", ORDER)
+    (first,) = wait_for_executions(event_workflow, 1)
+    delivered = json.loads(first.history[0]["executionStartedEventDetails"]["input"])
+
+    # When EventBridge delivers the very same event again (its retry after a target error)
+    again = event_workflow.run(delivered)
+
+    # Then it replays
+    assert again.output_json == first.output_json
+    assert event_workflow.business_runs == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "detail_type"), [("payments", "OrderPlaced"), ("orders", "OrderCancelled")]
+)
+def test_a_non_matching_event_starts_nothing(
+    event_workflow: IdempotentService, source: str, detail_type: str
+):
+    event_workflow.cloud.put_event(source, detail_type, ORDER)
+    # a matching event published after it is the witness that delivery has happened
+    event_workflow.cloud.put_event("orders", "OrderPlaced", {"orderId": "witness", "amount": 1})
+    (only,) = wait_for_executions(event_workflow, 1)
+    assert (
+        json.loads(only.history[0]["executionStartedEventDetails"]["input"])["detail"]["orderId"] == "witness"
+    )
+
+
+def sqs_record(message_id: str, body: Any) -> dict[str, Any]:
+    """An SQS record as a Lambda poller or EventBridge Pipes delivers it."""
+    return {
+        "messageId": message_id,
+        "receiptHandle": f"handle-{message_id}",
+        "body": body if isinstance(body, str) else json.dumps(body),
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "md5OfBody": "",
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:orders",
+        "awsRegion": "us-east-1",
+    }
+
+
+def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(local_cloud: LocalCloud):
+    # Given the per-message workflow keyed on the body's orderId, and the batch workflow around it
+    messages = IdempotentService(
+        local_cloud,
+        example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH="powertools_json(body).orderId"),
+        name="order-messages",
+    )
+    batch_workflow = messages.nest_in(SQS_BATCH_ASL, "sqs-batch")
+    batch = [
+        sqs_record("m1", {"orderId": "a", "amount": 1}),
+        sqs_record("m2", {"orderId": "a", "amount": 1}),
+        sqs_record("m3", {"orderId": "b", "amount": -1}),
+        sqs_record("m4", "{not json"),
+        sqs_record("m5", {"orderId": "c", "amount": 2}),
+    ]
+
+    # When the batch runs
+    result = local_cloud.run(batch_workflow, batch)
+
+    # Then order a was placed once (m2 replayed m1), and only m3 and m4 are reported as failed
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    report = result.output
+    assert [f["itemIdentifier"] for f in report["batchItemFailures"]] == ["m3", "m4"]
+    failures = {
+        f["itemIdentifier"]: json.loads(f["failure"]["Cause"])["Error"] for f in report["batchItemFailures"]
+    }
+    assert failures == {"m3": "InvalidOrderError", "m4": "IdempotencyKeyError"}
+    placed = {r["messageId"]: r["order"] for r in report["results"] if "order" in r}
+    assert placed["m1"] == placed["m2"]
+    assert placed["m5"]["orderId"] == "c"
+    assert messages.business_runs == 3  # a once, b (failed) once, c once
