@@ -17,6 +17,8 @@ EXAMPLE_ENVIRONMENT: dict[str, str] = {
 # Event-triggered runs key on the business id in `detail`, not the envelope's `id`: a producer that
 # publishes the same order twice makes two ids, while an EventBridge redelivery keeps one.
 ORDER_EVENT_KEY_JMESPATH = "detail.orderId"
+# SQS records (batches from EventBridge Pipes or a poller) carry the order as JSON text in `body`.
+ORDER_MESSAGE_KEY_JMESPATH = "powertools_json(body).orderId"
 _OVERRIDABLE_PREFIXES = ("IDEMPOTENCY_", "POWERTOOLS_IDEMPOTENCY_DISABLED")
 
 

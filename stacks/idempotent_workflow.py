@@ -1,6 +1,9 @@
-"""IdempotentWorkflow: make any business Lambda run once per idempotency key."""
+"""IdempotentWorkflow: make any business step run once per idempotency key."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
@@ -12,27 +15,29 @@ from compute_key.errors import ConfigurationError
 from compute_key.settings import IdempotencySettings, load_settings
 from constructs import Construct
 
-from sfn_idempotency.definitions import placeholders
+from sfn_idempotency.definitions import DefinitionError, with_business_step
 from sfn_idempotency.paths import IDEMPOTENCY_ASL
 from stacks.idempotency_table import IdempotencyTable
 from stacks.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
-from stacks.nag import acknowledge_lambda_findings, acknowledge_state_machine_findings
+from stacks.nag import acknowledge_lambda_findings
+from stacks.state_machines import LOG_RETENTION, build_state_machine
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 EXPRESS_MAX_DURATION_SECONDS = 300
 COMPUTE_KEY_TIMEOUT = Duration.seconds(10)
 COMPUTE_KEY_MEMORY_MB = 256
-LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 DEFAULT_BUSINESS_TIMEOUT = Duration.seconds(60)
 DEFAULT_EXPIRES_AFTER = Duration.hours(1)
 
 
 class IdempotentWorkflow(Construct):
-    """The state machine from ``statemachines/idempotency.asl.json`` around ``business_function``.
+    """The state machine of ``statemachines/idempotency.asl.json`` around a business step.
 
+    The business step is a Lambda (``business_function``) or any Task (``business_step``: its
+    ``Resource``, ``Parameters``, ``ResultSelector``, ``Retry``; its own placeholders in
+    ``business_step_substitutions`` and its rights in ``business_step_policy``).
     Several workflows may share one ``table``: their key prefixes keep their records apart.
-    Bad props (a JMESPath that does not compile, an unknown hash, a timeout Lambda cannot run,
-    an empty prefix) fail synth with the key Lambda's own validation message.
+    Bad props fail synth with the key Lambda's own validation message.
     """
 
     def __init__(
@@ -40,8 +45,11 @@ class IdempotentWorkflow(Construct):
         scope: Construct,
         construct_id: str,
         *,
-        business_function: lambda_.IFunction,
         key_prefix: str,
+        business_function: lambda_.IFunction | None = None,
+        business_step: Mapping[str, Any] | None = None,
+        business_step_substitutions: Mapping[str, str] | None = None,
+        business_step_policy: Sequence[iam.PolicyStatement] = (),
         event_key_jmespath: str = "",
         payload_validation_jmespath: str = "",
         expires_after: Duration = DEFAULT_EXPIRES_AFTER,
@@ -54,7 +62,10 @@ class IdempotentWorkflow(Construct):
         powertools_layer_version: int = POWERTOOLS_LAYER_VERSION,
     ) -> None:
         super().__init__(scope, construct_id)
-        timeout_seconds = int(business_timeout.to_seconds())
+        if (business_function is None) == (business_step is None):
+            raise ConfigurationError(
+                f"{self.node.path}: give exactly one of business_function and business_step"
+            )
         self.settings = self._validated_settings(
             {
                 "IDEMPOTENCY_KEY_PREFIX": key_prefix,
@@ -63,24 +74,27 @@ class IdempotentWorkflow(Construct):
                 "IDEMPOTENCY_RAISE_ON_NO_KEY": str(raise_on_no_key).lower(),
                 "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": str(int(expires_after.to_seconds())),
                 "IDEMPOTENCY_HASH_FUNCTION": hash_function,
-                "IDEMPOTENCY_TIMEOUT_SECONDS": str(timeout_seconds),
+                "IDEMPOTENCY_TIMEOUT_SECONDS": str(int(business_timeout.to_seconds())),
             },
             workflow_type,
+            lambda_business_step=business_function is not None,
         )
         self.table = table or IdempotencyTable(self, "Table", removal_policy=RemovalPolicy.RETAIN).table
         self.compute_key_function = self._build_compute_key_function(powertools_layer_version)
         self.business_function = business_function
-        self.state_machine = self._build_state_machine(workflow_type, log_execution_data)
-        self._grant_least_privilege()
+        self.state_machine = self._build_state_machine(
+            business_step, business_step_substitutions or {}, workflow_type, log_execution_data
+        )
+        self._grant_least_privilege(business_step_policy)
 
     def _validated_settings(
-        self, environment: dict[str, str], workflow_type: sfn.StateMachineType
+        self, environment: dict[str, str], workflow_type: sfn.StateMachineType, *, lambda_business_step: bool
     ) -> IdempotencySettings:
         try:
             settings = load_settings(environment)
         except ConfigurationError as error:
             raise ConfigurationError(f"{self.node.path}: {error}") from None
-        if settings.timeout_seconds > LAMBDA_MAX_TIMEOUT_SECONDS:
+        if lambda_business_step and settings.timeout_seconds > LAMBDA_MAX_TIMEOUT_SECONDS:
             raise ConfigurationError(
                 f"{self.node.path}: business_timeout must be 1..{LAMBDA_MAX_TIMEOUT_SECONDS} s "
                 f"(a Lambda's range), got {settings.timeout_seconds} s"
@@ -96,7 +110,7 @@ class IdempotentWorkflow(Construct):
         return settings
 
     def _build_compute_key_function(self, layer_version: int) -> lambda_.Function:
-        return lambda_.Function(
+        function = lambda_.Function(
             self,
             "ComputeKeyFunction",
             description=f"Idempotency key for prefix {self.settings.key_prefix}; no AWS calls",
@@ -110,37 +124,40 @@ class IdempotentWorkflow(Construct):
             tracing=lambda_.Tracing.ACTIVE,
             log_group=logs.LogGroup(self, "ComputeKeyLogs", retention=LOG_RETENTION),
         )
+        acknowledge_lambda_findings(function)
+        return function
 
     def _build_state_machine(
-        self, workflow_type: sfn.StateMachineType, log_execution_data: bool
+        self,
+        business_step: Mapping[str, Any] | None,
+        business_step_substitutions: Mapping[str, str],
+        workflow_type: sfn.StateMachineType,
+        log_execution_data: bool,
     ) -> sfn.StateMachine:
         substitutions = {
             "ComputeKeyFunctionArn": self.compute_key_function.function_arn,
-            "BusinessFunctionArn": self.business_function.function_arn,
             "TableName": self.table.table_name,
         }
-        expected = placeholders(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))
-        if expected != substitutions.keys():
-            raise ConfigurationError(
-                f"{IDEMPOTENCY_ASL.name} placeholders {sorted(expected)} do not match "
-                f"the substitutions {sorted(substitutions)}"
-            )
-        return sfn.StateMachine(
+        if self.business_function is not None:
+            definition: Any = IDEMPOTENCY_ASL
+            substitutions["BusinessFunctionArn"] = self.business_function.function_arn
+        else:
+            try:
+                definition = with_business_step(
+                    IDEMPOTENCY_ASL.read_text(encoding="utf-8"), business_step or {}
+                )
+            except DefinitionError as error:
+                raise ConfigurationError(f"{self.node.path}: {error}") from None
+            substitutions.update(business_step_substitutions)
+        return build_state_machine(
             self,
-            "StateMachine",
-            definition_body=sfn.DefinitionBody.from_file(str(IDEMPOTENCY_ASL)),
-            definition_substitutions=substitutions,
-            state_machine_type=workflow_type,
-            tracing_enabled=True,
-            logs=sfn.LogOptions(
-                destination=logs.LogGroup(self, "StateMachineLogs", retention=LOG_RETENTION),
-                level=sfn.LogLevel.ERROR,
-                # Results may hold personal data: keep inputs and outputs out of the logs by default.
-                include_execution_data=log_execution_data,
-            ),
+            definition,
+            substitutions,
+            workflow_type=workflow_type,
+            log_execution_data=log_execution_data,
         )
 
-    def _grant_least_privilege(self) -> None:
+    def _grant_least_privilege(self, business_step_policy: Sequence[iam.PolicyStatement]) -> None:
         # The four item operations of the flow on this one table; the key Lambda gets no DynamoDB rights.
         self.table.grant(
             self.state_machine,
@@ -150,11 +167,11 @@ class IdempotentWorkflow(Construct):
             "dynamodb:DeleteItem",
         )
         # The ASL invokes the unqualified ARNs: no version or alias wildcard (grant_invoke adds ":*").
+        functions = [self.compute_key_function, *([self.business_function] if self.business_function else [])]
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(
-                actions=["lambda:InvokeFunction"],
-                resources=[self.compute_key_function.function_arn, self.business_function.function_arn],
+                actions=["lambda:InvokeFunction"], resources=[f.function_arn for f in functions]
             )
         )
-        acknowledge_state_machine_findings(self.state_machine)
-        acknowledge_lambda_findings(self.compute_key_function)
+        for statement in business_step_policy:
+            self.state_machine.add_to_role_policy(statement)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from aws_cdk import Acknowledgment, Validations
+import json
+
+from aws_cdk import Acknowledgment, Stack, Validations
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import IConstruct
@@ -31,6 +33,11 @@ STATE_MACHINE_FINDINGS = {
 }
 
 
+DEAD_LETTER_QUEUE_FINDINGS = {
+    f"{_PACK}-SQS3": "This queue is itself the dead-letter queue of the EventBridge target.",
+}
+
+
 def _acknowledge(scope: IConstruct, findings: dict[str, str]) -> None:
     Validations.of(scope).acknowledge(
         *(Acknowledgment(id=rule, reason=reason) for rule, reason in findings.items())
@@ -43,3 +50,22 @@ def acknowledge_lambda_findings(function: lambda_.Function) -> None:
 
 def acknowledge_state_machine_findings(state_machine: sfn.StateMachine) -> None:
     _acknowledge(state_machine, STATE_MACHINE_FINDINGS)
+
+
+def acknowledge_dead_letter_queue_findings(queue: IConstruct) -> None:
+    _acknowledge(queue, DEAD_LETTER_QUEUE_FINDINGS)
+
+
+def acknowledge_child_execution_wildcard(state_machine: sfn.StateMachine, child_name: str) -> None:
+    """``.sync`` must follow the child's executions, whose names it cannot know: ``execution:<child>:*``."""
+    rendered = json.dumps(Stack.of(state_machine).resolve(child_name), separators=(",", ":"))
+    resource = f"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{rendered}:*"
+    _acknowledge(
+        state_machine,
+        {
+            f"{_PACK}-IAM5[Resource::{resource}]": (
+                "startExecution.sync follows and may stop the child's executions, whose names are "
+                "generated: the documented resource is the child's execution ARN prefix with '*'."
+            )
+        },
+    )

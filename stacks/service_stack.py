@@ -1,4 +1,4 @@
-"""The deployable service: the example order workflow, its table, and what an operator needs."""
+"""The deployable service: the order workflows, their shared table, and what an operator needs."""
 
 from __future__ import annotations
 
@@ -12,15 +12,25 @@ from aws_cdk import aws_stepfunctions as sfn
 from compute_key.settings import IdempotencySettings
 from constructs import Construct
 
+from sfn_idempotency.paths import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
+from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, ORDER_MESSAGE_KEY_JMESPATH
 from stacks.idempotency_table import IdempotencyTable
-from stacks.idempotent_workflow import LOG_RETENTION, IdempotentWorkflow
+from stacks.idempotent_workflow import IdempotentWorkflow
 from stacks.lambda_code import RUNTIME, handler_code, powertools_layer
 from stacks.nag import acknowledge_lambda_findings
+from stacks.nested_workflow import NestedWorkflow
+from stacks.order_events import EventTrigger
+from stacks.state_machines import LOG_RETENTION
 
 BUSINESS_MEMORY_MB = 256
 
 
 class IdempotencyServiceStack(Stack):
+    """One table and one ``place_order`` Lambda behind three idempotent workflows that share keys
+    (same prefix, same order id): direct starts keyed on ``orderId``, EventBridge events keyed on
+    ``detail.orderId``, SQS records keyed on the body's ``orderId``. Plus the order pipeline and the
+    SQS batch workflow that nest them."""
+
     def __init__(
         self,
         scope: Construct,
@@ -33,28 +43,49 @@ class IdempotencyServiceStack(Stack):
         **kwargs: Any,
     ) -> None:
         super().__init__(scope, construct_id, **kwargs)
+        self.settings = settings
+        self.workflow_type = workflow_type
         self.table = IdempotencyTable(
             self, "Idempotency", removal_policy=table_removal_policy, encryption_key=table_encryption_key
         ).table
-        self.place_order = self._build_place_order_function(settings)
-        self.workflow = IdempotentWorkflow(
+        self.place_order = self._build_place_order_function()
+        self.workflow = self._build_workflow("OrderWorkflow", settings.event_key_jmespath)
+        self.event_workflow = self._build_workflow("OrderEventsWorkflow", ORDER_EVENT_KEY_JMESPATH)
+        self.message_workflow = self._build_workflow("OrderMessagesWorkflow", ORDER_MESSAGE_KEY_JMESPATH)
+        EventTrigger(
             self,
-            "OrderWorkflow",
+            "OrderPlacedTrigger",
+            pattern_file=ORDER_PLACED_PATTERN,
+            target=self.event_workflow.state_machine,
+        )
+        pipeline = NestedWorkflow(
+            self, "OrderPipeline", asl=ORDER_WORKFLOW_ASL, child=self.workflow.state_machine
+        )
+        batch = NestedWorkflow(self, "SqsBatch", asl=SQS_BATCH_ASL, child=self.message_workflow.state_machine)
+        CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
+        CfnOutput(self, "EventStateMachineArn", value=self.event_workflow.state_machine.state_machine_arn)
+        CfnOutput(self, "OrderPipelineArn", value=pipeline.state_machine.state_machine_arn)
+        CfnOutput(self, "SqsBatchStateMachineArn", value=batch.state_machine.state_machine_arn)
+        CfnOutput(self, "TableName", value=self.table.table_name)
+
+    def _build_workflow(self, construct_id: str, event_key_jmespath: str) -> IdempotentWorkflow:
+        settings = self.settings
+        return IdempotentWorkflow(
+            self,
+            construct_id,
             business_function=self.place_order,
             key_prefix=settings.key_prefix,
-            event_key_jmespath=settings.event_key_jmespath,
+            event_key_jmespath=event_key_jmespath,
             payload_validation_jmespath=settings.payload_validation_jmespath,
             expires_after=Duration.seconds(settings.expires_after_seconds),
             hash_function=settings.hash_function,
             raise_on_no_key=settings.raise_on_no_key,
             business_timeout=Duration.seconds(settings.timeout_seconds),
-            workflow_type=workflow_type,
+            workflow_type=self.workflow_type,
             table=self.table,
         )
-        CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
-        CfnOutput(self, "TableName", value=self.table.table_name)
 
-    def _build_place_order_function(self, settings: IdempotencySettings) -> lambda_.Function:
+    def _build_place_order_function(self) -> lambda_.Function:
         function = lambda_.Function(
             self,
             "PlaceOrderFunction",
@@ -64,7 +95,7 @@ class IdempotencyServiceStack(Stack):
             code=handler_code("place_order"),
             layers=[powertools_layer(self)],
             # The Lambda's own timeout is the state's timeout: the lease never outlives the work.
-            timeout=Duration.seconds(settings.timeout_seconds),
+            timeout=Duration.seconds(self.settings.timeout_seconds),
             memory_size=BUSINESS_MEMORY_MB,
             tracing=lambda_.Tracing.ACTIVE,
             log_group=logs.LogGroup(self, "PlaceOrderLogs", retention=LOG_RETENTION),

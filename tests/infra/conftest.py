@@ -1,20 +1,18 @@
-"""One CDK synth per test session: the service stack and a stack of two workflows sharing a table."""
+"""One CDK synth per test session: the service stack and a stack of three workflows sharing a table."""
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
 import aws_cdk as cdk
+import pytest
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
@@ -25,13 +23,14 @@ from stacks.idempotent_workflow import IdempotentWorkflow
 from stacks.lambda_code import RUNTIME, handler_code
 from stacks.nag import acknowledge_lambda_findings
 from stacks.service_stack import IdempotencyServiceStack
+from tests.business_steps import SQS_SEND_STEP
 
 SERVICE_STACK = "SfnIdempotencyTest"
 SHARED_TABLE_STACK = "SharedTableTest"
 
 
 def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
-    """Two workflows, one of them Express, on one customer-managed-key table."""
+    """Three workflows on one customer-managed-key table: a Lambda one, an Express one, an SQS one."""
     stack = cdk.Stack(app, SHARED_TABLE_STACK)
     key = kms.Key(stack, "TableKey", enable_key_rotation=True)
     table = IdempotencyTable(
@@ -46,6 +45,21 @@ def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
     )
     acknowledge_lambda_findings(business)
     IdempotentWorkflow(stack, "Payments", business_function=business, key_prefix="payments", table=table)
+    orders = sqs.Queue(stack, "Orders", encryption=sqs.QueueEncryption.SQS_MANAGED, enforce_ssl=True)
+    cdk.Validations.of(orders).acknowledge(
+        cdk.Acknowledgment(
+            id="AwsSolutions::AwsSolutions-SQS3", reason="A synth fixture; no consumer, no DLQ."
+        )
+    )
+    IdempotentWorkflow(
+        stack,
+        "Shipments",
+        key_prefix="shipments",
+        business_step=SQS_SEND_STEP,
+        business_step_substitutions={"OrdersQueueUrl": orders.queue_url},
+        business_step_policy=[iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[orders.queue_arn])],
+        table=table,
+    )
     IdempotentWorkflow(
         stack,
         "Refunds",

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from aws_cdk.assertions import Match, Template
 
 from sfn_idempotency.definitions import PLACEHOLDER, placeholders
-from sfn_idempotency.paths import IDEMPOTENCY_ASL
+from sfn_idempotency.paths import IDEMPOTENCY_ASL, ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
 from sfn_idempotency.settings import example_settings
+from tests.business_steps import SQS_SEND_STEP
 from tests.infra.conftest import Synthesized
 
 DYNAMODB_ITEM_ACTIONS = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
@@ -94,8 +96,8 @@ def test_definition_is_the_asl_file_with_every_placeholder_resolved(
     synthesized: Synthesized, service: Template
 ):
     # Given the state machine's definition asset and substitutions
-    (machine,) = service.find_resources("AWS::StepFunctions::StateMachine").values()
-    properties = machine["Properties"]
+    machine = logical_id(service, "AWS::StepFunctions::StateMachine", "/OrderWorkflow/StateMachine/")
+    properties = service.to_json()["Resources"][machine]["Properties"]
     asset = synthesized.asset_file(properties["DefinitionS3Location"]["Key"])
     substitutions = properties["DefinitionSubstitutions"]
 
@@ -106,7 +108,7 @@ def test_definition_is_the_asl_file_with_every_placeholder_resolved(
     resolved = PLACEHOLDER.sub(lambda m: json.dumps(substitutions[m[1]])[1:-1], asset.read_text())
     assert placeholders(resolved) == set()
     # And they point at the stack's own resources
-    compute_key = logical_id(service, "AWS::Lambda::Function", "ComputeKeyFunction")
+    compute_key = logical_id(service, "AWS::Lambda::Function", "/OrderWorkflow/ComputeKeyFunction/")
     place_order = logical_id(service, "AWS::Lambda::Function", "PlaceOrderFunction")
     table = logical_id(service, "AWS::DynamoDB::Table", "Idempotency")
     assert substitutions == {
@@ -133,10 +135,10 @@ def test_state_machine_logs_errors_without_execution_data_and_traces(service: Te
 
 def test_state_machine_may_touch_only_its_table_and_functions(service: Template):
     # Given the state machine role's statements
-    role = logical_id(service, "AWS::IAM::Role", "OrderWorkflow/StateMachine/Role")
+    role = logical_id(service, "AWS::IAM::Role", "/OrderWorkflow/StateMachine/Role/")
     statements = role_statements(service, role)
     table = logical_id(service, "AWS::DynamoDB::Table", "Idempotency")
-    compute_key = logical_id(service, "AWS::Lambda::Function", "ComputeKeyFunction")
+    compute_key = logical_id(service, "AWS::Lambda::Function", "/OrderWorkflow/ComputeKeyFunction/")
     place_order = logical_id(service, "AWS::Lambda::Function", "PlaceOrderFunction")
 
     # Then DynamoDB: exactly the four item operations, on the table alone
@@ -162,7 +164,7 @@ def test_state_machine_may_touch_only_its_table_and_functions(service: Template)
 
 
 def test_key_lambda_has_no_dynamodb_rights(service: Template):
-    role = logical_id(service, "AWS::IAM::Role", "ComputeKeyFunction/ServiceRole")
+    role = logical_id(service, "AWS::IAM::Role", "/OrderWorkflow/ComputeKeyFunction/ServiceRole/")
     actions = [a for s in role_statements(service, role) for a in as_list(s["Action"])]
     assert not [a for a in actions if a.startswith("dynamodb:")]
 
@@ -172,17 +174,21 @@ def test_outputs_name_the_state_machine_and_table(service: Template):
     service.has_output("TableName", {"Value": {"Ref": Match.string_like_regexp("IdempotencyTable")}})
 
 
-def test_two_workflows_share_one_table_and_keep_their_prefixes(synthesized: Synthesized):
+def test_workflows_share_one_table_and_keep_their_prefixes(synthesized: Synthesized):
     shared = synthesized.shared
     shared.resource_count_is("AWS::DynamoDB::Table", 1)
     table = logical_id(shared, "AWS::DynamoDB::Table", "Shared")
     machines = shared.find_resources("AWS::StepFunctions::StateMachine")
-    assert len(machines) == 2
+    assert len(machines) == 3
     assert [m["Properties"]["DefinitionSubstitutions"]["TableName"] for m in machines.values()] == [
         {"Ref": table}
-    ] * 2
-    assert sorted(m["Properties"]["StateMachineType"] for m in machines.values()) == ["EXPRESS", "STANDARD"]
-    for prefix in ("payments", "refunds"):
+    ] * 3
+    assert sorted(m["Properties"]["StateMachineType"] for m in machines.values()) == [
+        "EXPRESS",
+        "STANDARD",
+        "STANDARD",
+    ]
+    for prefix in ("payments", "refunds", "shipments"):
         shared.has_resource_properties(
             "AWS::Lambda::Function",
             {"Environment": {"Variables": Match.object_like({"IDEMPOTENCY_KEY_PREFIX": prefix})}},
@@ -216,3 +222,96 @@ def test_cdk_nag_aws_solutions_has_no_unacknowledged_findings(synthesized: Synth
     assert acknowledged, "the stack has reviewed findings; the report should list them"
     for finding in acknowledged:
         assert len(finding["reason"]) > 20, finding["ruleName"]
+
+
+def test_a_non_lambda_business_step_is_wrapped_with_its_own_rights(synthesized: Synthesized):
+    # Given the workflow around an SQS send
+    shared = synthesized.shared
+    machine = logical_id(shared, "AWS::StepFunctions::StateMachine", "/Shipments/StateMachine/")
+    properties = shared.to_json()["Resources"][machine]["Properties"]
+
+    # Then its definition is the ASL file's flow with the SQS task as both business states
+    definition = json.loads(properties["DefinitionString"])
+    for state in ("Execute", "ExecuteWithoutRecord"):
+        assert definition["States"][state]["Resource"] == "arn:aws:states:::sqs:sendMessage"
+        assert definition["States"][state]["TimeoutSecondsPath"] == "$.idempotency.timeoutSeconds"
+    assert definition["States"]["Execute"]["ResultSelector"] == {"value": SQS_SEND_STEP["ResultSelector"]}
+    assert set(properties["DefinitionSubstitutions"]) == {
+        "ComputeKeyFunctionArn",
+        "TableName",
+        "OrdersQueueUrl",
+    }
+    # And its role may send to that queue, invoke only the key Lambda, and use the table
+    role = logical_id(shared, "AWS::IAM::Role", "/Shipments/StateMachine/Role/")
+    statements = role_statements(shared, role)
+    queue = logical_id(shared, "AWS::SQS::Queue", "/Orders/")
+    assert {
+        "Action": "sqs:SendMessage",
+        "Effect": "Allow",
+        "Resource": {"Fn::GetAtt": [queue, "Arn"]},
+    } in statements
+    (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
+    compute_key = logical_id(shared, "AWS::Lambda::Function", "/Shipments/ComputeKeyFunction/")
+    assert as_list(invoke["Resource"]) == [{"Fn::GetAtt": [compute_key, "Arn"]}]
+
+
+def test_event_rule_reads_the_shared_pattern_and_retries_into_a_dead_letter_queue(service: Template):
+    events_machine = logical_id(
+        service, "AWS::StepFunctions::StateMachine", "/OrderEventsWorkflow/StateMachine/"
+    )
+    dead_letter_queue = logical_id(service, "AWS::SQS::Queue", "/OrderPlacedTrigger/DeadLetterQueue/")
+    service.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "EventPattern": json.loads(ORDER_PLACED_PATTERN.read_text()),
+            "State": "ENABLED",
+            "Targets": [
+                Match.object_like(
+                    {
+                        "Arn": {"Ref": events_machine},
+                        "DeadLetterConfig": {"Arn": {"Fn::GetAtt": [dead_letter_queue, "Arn"]}},
+                        "RetryPolicy": {"MaximumEventAgeInSeconds": 86400, "MaximumRetryAttempts": 185},
+                        "RoleArn": Match.any_value(),
+                    }
+                )
+            ],
+        },
+    )
+    service.has_resource_properties(
+        "AWS::Lambda::Function",
+        {
+            "Environment": {
+                "Variables": Match.object_like({"IDEMPOTENCY_EVENT_KEY_JMESPATH": "detail.orderId"})
+            }
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "asl", "child"),
+    [
+        ("/OrderPipeline/", ORDER_WORKFLOW_ASL, "/OrderWorkflow/"),
+        ("/SqsBatch/", SQS_BATCH_ASL, "/OrderMessagesWorkflow/"),
+    ],
+)
+def test_nested_workflows_load_their_asl_and_get_the_rights_sync_needs(
+    synthesized: Synthesized, service: Template, path, asl, child
+):
+    # Given the nesting state machine and its child
+    machine = logical_id(service, "AWS::StepFunctions::StateMachine", f"{path}StateMachine/")
+    child_machine = logical_id(service, "AWS::StepFunctions::StateMachine", f"{child}StateMachine/")
+    properties = service.to_json()["Resources"][machine]["Properties"]
+
+    # Then its definition is its ASL file, the child substituted
+    assert synthesized.asset_file(properties["DefinitionS3Location"]["Key"]).read_bytes() == asl.read_bytes()
+    assert properties["DefinitionSubstitutions"] == {"IdempotencyStateMachineArn": {"Ref": child_machine}}
+    # And its role may start the child, follow its executions and manage the .sync events rule, nothing more
+    statements = role_statements(service, logical_id(service, "AWS::IAM::Role", f"{path}StateMachine/Role/"))
+    actions = {a for s in statements for a in as_list(s["Action"])}
+    assert {"states:StartExecution", "states:DescribeExecution", "states:StopExecution"} <= actions
+    assert {"events:PutTargets", "events:PutRule", "events:DescribeRule"} <= actions
+    (start,) = [s for s in statements if s["Action"] == "states:StartExecution"]
+    assert start["Resource"] == {"Ref": child_machine}
+    (rule,) = [s for s in statements if "events:PutRule" in as_list(s["Action"])]
+    assert "StepFunctionsGetEventsForStepFunctionsExecutionRule" in json.dumps(rule["Resource"])
+    assert not [a for a in actions if a.startswith(("dynamodb:", "lambda:"))]

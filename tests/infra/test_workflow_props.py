@@ -24,7 +24,7 @@ def build(**props: Any) -> IdempotentWorkflow:
         code=lambda_.Code.from_inline("def handler(e, c): return e"),
     )
     return IdempotentWorkflow(
-        stack, "Workflow", business_function=business, **{"key_prefix": "orders", **props}
+        stack, "Workflow", **{"business_function": business, "key_prefix": "orders", **props}
     )
 
 
@@ -67,3 +67,37 @@ def test_good_props_build_the_settings_the_key_lambda_reads():
     assert workflow.settings.event_key_jmespath == "powertools_json(body).orderId"
     assert workflow.settings.hash_function == "sha256"
     assert workflow.settings.raise_on_no_key is True
+
+
+@pytest.mark.parametrize(
+    ("props", "message"),
+    [
+        (
+            {"business_step": {"Resource": "arn:aws:states:::sqs:sendMessage"}},
+            "give exactly one of business_function and business_step",
+        ),
+        ({"business_function": None}, "give exactly one of business_function and business_step"),
+        ({"business_function": None, "business_step": {"Parameters": {}}}, "a business step needs Resource"),
+        (
+            {
+                "business_function": None,
+                "business_step": {"Resource": "arn:aws:states:::sqs:sendMessage", "Next": "X"},
+            },
+            "got ['Next']",
+        ),
+        (
+            {
+                "business_function": None,
+                "business_step": {
+                    "Resource": "arn:aws:states:::sqs:sendMessage",
+                    "Parameters": {"QueueUrl": "${Queue}"},
+                },
+            },
+            "placeholders ['ComputeKeyFunctionArn', 'Queue', 'TableName'] do not match",
+        ),
+    ],
+)
+def test_business_step_props_fail_with_a_clear_message(props, message):
+    with pytest.raises(ConfigurationError) as raised:
+        build(**props)
+    assert message in str(raised.value)

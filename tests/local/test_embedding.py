@@ -8,14 +8,10 @@ import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.paths import ORDER_WORKFLOW_ASL
+from tests.business_steps import SQS_SEND_STEP
 from tests.local.conftest import Gate, ServiceFactory
 
 ORDER = {"orderId": "o-nested", "amount": 30}
-SQS_SEND_STEP = {
-    "Resource": "arn:aws:states:::sqs:sendMessage",
-    "Parameters": {"QueueUrl": "${OrdersQueueUrl}", "MessageBody.$": "$.event"},
-    "ResultSelector": {"messageId.$": "$.MessageId"},
-}
 
 
 def test_parent_runs_the_child_once_and_unwraps_its_output(idempotent_service: IdempotentService):

@@ -1,0 +1,74 @@
+"""The EventBridge rule that starts the event-triggered workflow, with retries and a dead-letter queue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from stacks.nag import acknowledge_dead_letter_queue_findings
+
+# EventBridge retries a failed StartExecution with backoff for up to 24 hours, 185 times at most.
+MAX_EVENT_AGE = Duration.hours(24)
+RETRY_ATTEMPTS = 185
+DEAD_LETTER_RETENTION = Duration.days(14)
+_PATTERN_FIELDS = {
+    "source": "source",
+    "detail-type": "detail_type",
+    "detail": "detail",
+    "account": "account",
+    "region": "region",
+    "resources": "resources",
+    "id": "id",
+    "time": "time",
+    "version": "version",
+}
+
+
+def event_pattern(pattern_file: Path) -> events.EventPattern:
+    """The rule's pattern from the file the local engine reads too."""
+    document: dict[str, Any] = json.loads(pattern_file.read_text(encoding="utf-8"))
+    unknown = sorted(set(document) - _PATTERN_FIELDS.keys())
+    if unknown:
+        raise ValueError(f"{pattern_file.name}: unsupported pattern fields {unknown}")
+    return events.EventPattern(**{_PATTERN_FIELDS[field]: value for field, value in document.items()})
+
+
+class EventTrigger(Construct):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, pattern_file: Path, target: sfn.IStateMachine
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.dead_letter_queue = self._build_dead_letter_queue()
+        self.rule = events.Rule(
+            self,
+            "Rule",
+            description=f"Starts {construct_id} with every event matching {pattern_file.name}",
+            event_pattern=event_pattern(pattern_file),
+            targets=[
+                targets.SfnStateMachine(
+                    target,
+                    dead_letter_queue=self.dead_letter_queue,
+                    retry_attempts=RETRY_ATTEMPTS,
+                    max_event_age=MAX_EVENT_AGE,
+                )
+            ],
+        )
+
+    def _build_dead_letter_queue(self) -> sqs.Queue:
+        queue = sqs.Queue(
+            self,
+            "DeadLetterQueue",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=DEAD_LETTER_RETENTION,
+        )
+        acknowledge_dead_letter_queue_findings(queue)
+        return queue

@@ -1,0 +1,57 @@
+"""State machines from the ASL files in statemachines/: placeholders checked, logged, traced."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from compute_key.errors import ConfigurationError
+from constructs import Construct
+
+from sfn_idempotency.definitions import placeholders
+from stacks.nag import acknowledge_state_machine_findings
+
+LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+
+
+def build_state_machine(
+    scope: Construct,
+    definition: Path | str,
+    substitutions: Mapping[str, str],
+    *,
+    workflow_type: sfn.StateMachineType = sfn.StateMachineType.STANDARD,
+    log_execution_data: bool = False,
+) -> sfn.StateMachine:
+    """``definition`` is an ASL file (the normal case: ``DefinitionBody.from_file``) or ASL text derived
+    from one. A placeholder without a substitution, or a substitution without a placeholder, fails synth."""
+    text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
+    expected = placeholders(text)
+    if expected != substitutions.keys():
+        source = definition.name if isinstance(definition, Path) else "the definition"
+        raise ConfigurationError(
+            f"{scope.node.path}: {source} placeholders {sorted(expected)} do not match "
+            f"the substitutions {sorted(substitutions)}"
+        )
+    body = (
+        sfn.DefinitionBody.from_file(str(definition))
+        if isinstance(definition, Path)
+        else sfn.DefinitionBody.from_string(definition)
+    )
+    state_machine = sfn.StateMachine(
+        scope,
+        "StateMachine",
+        definition_body=body,
+        definition_substitutions=dict(substitutions),
+        state_machine_type=workflow_type,
+        tracing_enabled=True,
+        logs=sfn.LogOptions(
+            destination=logs.LogGroup(scope, "StateMachineLogs", retention=LOG_RETENTION),
+            level=sfn.LogLevel.ERROR,
+            # Results may hold personal data: keep inputs and outputs out of the logs by default.
+            include_execution_data=log_execution_data,
+        ),
+    )
+    acknowledge_state_machine_findings(state_machine)
+    return state_machine
