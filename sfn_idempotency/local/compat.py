@@ -21,6 +21,9 @@
 7. EventBridge to Step Functions: a rule whose target is a state machine starts an execution
    with the matching event (or the target's InputTransformer output / Input) as its input. moto
    matches the rule but delivers only to SQS, Logs and other buses.
+8. DynamoDB conditional writes are atomic: "the write succeeds only if the condition holds" at the
+   moment of writing. moto checks the condition and then writes without a lock, so two threads
+   (two executions claiming one key) could both pass. We serialize moto's item writes.
 """
 
 from __future__ import annotations
@@ -55,10 +58,13 @@ _SFN_TASK_MODULE = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn"
 )
 _EVENTS_MODULE = "moto.events.models"
+_DYNAMODB_MODULE = "moto.dynamodb.models"
+_ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
 _FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
 _CUSTOM_ERROR_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name"
 
 interceptor = CallInterceptor()
+_dynamodb_write_lock = threading.RLock()
 _session_lock = threading.Lock()
 _clients: dict[tuple[str, str, str | None], BaseClient] = {}
 _session: boto3.Session | None = None
@@ -130,6 +136,8 @@ def install() -> None:
     _replace(sfn_task, "_normalise_parameters", _pascal_case_request)
     _replace(sfn_task, "_normalise_response", _pascal_case_response)
     _replace(module(_EVENTS_MODULE).Rule, "send_to_targets", _deliver_to_state_machines)
+    for operation in _ATOMIC_WRITES:
+        _replace(module(_DYNAMODB_MODULE).DynamoDBBackend, operation, _atomic)
 
 
 def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
@@ -280,3 +288,12 @@ def _as_delivered(event: dict[str, Any], account: str) -> dict[str, Any]:
     envelope.update({"account": event.get("account", account), "time": moment, "region": event.get("region")})
     envelope.update({"resources": event.get("resources", []), "detail": event.get("detail", {})})
     return envelope
+
+
+def _atomic(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def write(*args: Any, **kwargs: Any) -> Any:
+        with _dynamodb_write_lock:
+            return original(*args, **kwargs)
+
+    return write

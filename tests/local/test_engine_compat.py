@@ -184,3 +184,53 @@ def test_unnamed_executions_get_unique_names(local_cloud: LocalCloud, tmp_path: 
     names = [arn.rsplit(":", 1)[1] for arn in arns]
     assert names[0] != names[1]
     assert all(len(name) == 36 and name.count("-") == 4 for name in names)
+
+
+def test_conditional_writes_are_atomic_under_concurrency(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # AWS: a conditional write succeeds only if its condition holds when the item is written.
+    import threading
+    import time
+
+    from moto.dynamodb.models import table as moto_table
+
+    # Given a condition check that yields the thread right after it passes (the race window)
+    original = moto_table.get_filter_expression
+
+    def slow_filter(*args: Any, **kwargs: Any) -> Any:
+        condition = original(*args, **kwargs)
+        evaluate = condition.expr
+
+        def expr(item: Any) -> bool:
+            verdict = bool(evaluate(item))
+            time.sleep(0.05)
+            return verdict
+
+        condition.expr = expr
+        return condition
+
+    monkeypatch.setattr(moto_table, "get_filter_expression", slow_filter)
+    table = local_cloud.create_table("race")
+    outcomes: list[str] = []
+
+    def claim(owner: str) -> None:
+        try:
+            local_cloud.client("dynamodb").put_item(
+                TableName=table,
+                Item={"id": {"S": "key"}, "owner": {"S": owner}},
+                ConditionExpression="attribute_not_exists(id)",
+            )
+            outcomes.append("claimed")
+        except local_cloud.dynamodb.exceptions.ConditionalCheckFailedException:
+            outcomes.append("conflict")
+
+    # When two writers claim the same key at once
+    writers = [threading.Thread(target=claim, args=(f"w{i}",)) for i in range(2)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(10)
+
+    # Then exactly one wins
+    assert sorted(outcomes) == ["claimed", "conflict"]
