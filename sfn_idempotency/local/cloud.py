@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import time
@@ -68,6 +69,10 @@ class ExecutionResult:
             and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName")
             == function_arn
         )
+
+
+def _epoch_ms(moment: datetime.datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
 
 
 def entered_states(history: Iterable[dict[str, Any]]) -> list[str]:
@@ -209,12 +214,10 @@ class LocalCloud:
         )
         return str(response["stateMachineArn"])
 
-    def create_rule(self, name: str, pattern: Path, target_arn: str) -> str:
-        """An EventBridge rule on the default bus, its pattern read from ``pattern``, that starts
-        ``target_arn`` with every matching event (compat fix 7 delivers it)."""
-        rule_arn = self.events.put_rule(Name=name, EventPattern=pattern.read_text(encoding="utf-8"))[
-            "RuleArn"
-        ]
+    def create_rule(self, name: str, pattern: Mapping[str, Any], target_arn: str) -> str:
+        """An EventBridge rule on the default bus that starts ``target_arn`` with every event
+        matching ``pattern`` (compat fix 7 delivers it)."""
+        rule_arn = self.events.put_rule(Name=name, EventPattern=json.dumps(pattern))["RuleArn"]
         self.events.put_targets(
             Rule=name,
             Targets=[
@@ -234,6 +237,35 @@ class LocalCloud:
         )
         (entry,) = response["Entries"]
         return str(entry["EventId"])
+
+    def emit_execution_status_change(self, execution_arn: str) -> None:
+        """Publish the "Step Functions Execution Status Change" event of an ended execution, as Step
+        Functions does on AWS (moto does not). Goes to the bus directly: PutEvents refuses aws.* sources."""
+        from moto.events.models import events_backends
+
+        description = self.sfn.describe_execution(executionArn=execution_arn)
+        detail = {
+            "executionArn": execution_arn,
+            "stateMachineArn": description["stateMachineArn"],
+            "name": description["name"],
+            "status": description["status"],
+            "startDate": _epoch_ms(description["startDate"]),
+            "stopDate": _epoch_ms(description.get("stopDate")),
+            "input": description.get("input"),
+            "inputDetails": {"included": True},
+            "output": description.get("output"),
+            "outputDetails": {"included": True} if "output" in description else None,
+            "error": description.get("error"),
+            "cause": description.get("cause"),
+        }
+        entry = {
+            "Source": "aws.states",
+            "DetailType": "Step Functions Execution Status Change",
+            "Detail": json.dumps(detail),
+            "Resources": [execution_arn],
+            "EventBusName": "default",
+        }
+        events_backends[self.account][self.region].put_events([entry])
 
     def executions(self, state_machine_arn: str) -> list[str]:
         """Every execution of the state machine, oldest first."""

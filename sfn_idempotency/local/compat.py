@@ -24,6 +24,12 @@
 8. DynamoDB conditional writes are atomic: "the write succeeds only if the condition holds" at the
    moment of writing. moto checks the condition and then writes without a lock, so two threads
    (two executions claiming one key) could both pass. We serialize moto's item writes.
+9. Parsing: moto parses the definition with ANTLR at the start of every execution (~40 ms for
+   ours, most of the local overhead after fix 1). We parse each definition once and give every
+   execution its own deep copy of the parsed program, so no state is shared between executions.
+10. ``States.ALL`` "cannot catch the States.DataLimitExceeded terminal error or Runtime error
+    types"; moto's wildcard matched them, so an oversized result was caught and released locally
+    while on AWS it ends the execution (and the claim waits for its lease or the release workflow).
 """
 
 from __future__ import annotations
@@ -58,6 +64,10 @@ _SFN_TASK_MODULE = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn"
 )
 _EVENTS_MODULE = "moto.events.models"
+_EXECUTION_WORKER_MODULE = "moto.stepfunctions.parser.backend.execution_worker"
+_PARSED_PROGRAMS_KEPT = 64
+_ERROR_EQUALS_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl"
+_TERMINAL_ERRORS = frozenset({"States.DataLimitExceeded", "States.Runtime"})
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
 _FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
@@ -136,6 +146,8 @@ def install() -> None:
     _replace(sfn_task, "_normalise_parameters", _pascal_case_request)
     _replace(sfn_task, "_normalise_response", _pascal_case_response)
     _replace(module(_EVENTS_MODULE).Rule, "send_to_targets", _deliver_to_state_machines)
+    _replace(module(_EXECUTION_WORKER_MODULE).ExecutionWorker, "_get_evaluation_entrypoint", _parse_once)
+    _replace(module(_ERROR_EQUALS_MODULE).ErrorEqualsDecl, "_eval_body", _wildcard_spares_terminal_errors)
     for operation in _ATOMIC_WRITES:
         _replace(module(_DYNAMODB_MODULE).DynamoDBBackend, operation, _atomic)
 
@@ -297,3 +309,32 @@ def _atomic(original: Callable[..., Any]) -> Callable[..., Any]:
             return original(*args, **kwargs)
 
     return write
+
+
+def _parse_once(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    @functools.lru_cache(maxsize=_PARSED_PROGRAMS_KEPT)
+    def parsed(definition: str) -> Any:
+        from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+        return AmazonStateLanguageParser.parse(definition)[0]
+
+    def get_evaluation_entrypoint(self: Any) -> Any:
+        definition = self._evaluation_details.state_machine_details.definition
+        return copy.deepcopy(parsed(definition))
+
+    return get_evaluation_entrypoint
+
+
+def _wildcard_spares_terminal_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    def eval_body(self: Any, env: Any) -> None:
+        error_name = env.stack[-1]
+        if (
+            self._STATE_ALL_ERROR in self.error_names
+            and getattr(error_name, "error_name", None) in _TERMINAL_ERRORS
+        ):
+            env.stack.pop()
+            env.stack.append(False)
+            return
+        original(self, env)
+
+    return eval_body

@@ -12,7 +12,14 @@ from compute_key.settings import IdempotencySettings
 from sfn_idempotency.definitions import with_business_step
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
-from sfn_idempotency.paths import IDEMPOTENCY_ASL, LAMBDAS_DIR, ORDER_PLACED_PATTERN
+from sfn_idempotency.paths import (
+    EXECUTION_ENDED_PATTERN,
+    IDEMPOTENCY_ASL,
+    LAMBDAS_DIR,
+    ORDER_PLACED_PATTERN,
+    RELEASE_ASL,
+)
+from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
 from sfn_idempotency.settings import example_settings
 
@@ -44,7 +51,7 @@ class IdempotentService:
         self.compute_key_function = f"{name}-compute-key"
         self.business_function = f"{name}-business"
         self.table_name = table_name or cloud.create_table(f"{name}-table")
-        compute_key = cloud.add_function(
+        self.compute_key = compute_key = cloud.add_function(
             self.compute_key_function,
             COMPUTE_KEY_HANDLER,
             code_dir=LAMBDAS_DIR,
@@ -97,7 +104,19 @@ class IdempotentService:
         self, rule_name: str = "order-placed", pattern: Path = ORDER_PLACED_PATTERN
     ) -> str:
         """The EventBridge rule that starts this workflow with every matching event, as the stack has."""
-        return self.cloud.create_rule(rule_name, pattern, self.state_machine_arn)
+        return self.cloud.create_rule(rule_name, load_pattern(pattern), self.state_machine_arn)
+
+    def deploy_claim_release(self) -> str:
+        """The release workflow and its rule on this workflow's ended executions, as the construct
+        deploys them; returns the release state machine's ARN."""
+        release = self.cloud.create_state_machine(
+            f"{self.name}-release",
+            RELEASE_ASL,
+            {"ComputeKeyFunctionArn": self.compute_key.arn, "TableName": self.table_name},
+        )
+        watched = load_pattern(EXECUTION_ENDED_PATTERN, {"stateMachineArn": [self.state_machine_arn]})
+        self.cloud.create_rule(f"{self.name}-execution-ended", watched, release)
+        return release
 
     def nest_in(self, asl: Path, name: str) -> str:
         """A workflow (the order pipeline, the SQS batch) that runs this one with startExecution.sync:2."""

@@ -234,3 +234,45 @@ def test_conditional_writes_are_atomic_under_concurrency(
 
     # Then exactly one wins
     assert sorted(outcomes) == ["claimed", "conflict"]
+
+
+def test_each_definition_is_parsed_once_and_executions_do_not_share_state(
+    local_cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from moto.stepfunctions.parser.asl.parse import asl_parser
+
+    # Given a counted parser and a machine whose output depends on its input only
+    parses: list[int] = []
+    original = asl_parser.AmazonStateLanguageParser.parse
+
+    def counted(definition: str) -> Any:
+        parses.append(1)
+        return original(definition)
+
+    monkeypatch.setattr(asl_parser.AmazonStateLanguageParser, "parse", staticmethod(counted))
+    states = {"Double": {"Type": "Pass", "Parameters": {"n.$": "States.MathAdd($.n, $.n)"}, "End": True}}
+    machine = deploy(local_cloud, tmp_path, states, "Double")
+    parses.clear()
+
+    # When many executions of it run at once
+    arns = [local_cloud.start_execution(machine, {"n": n}) for n in range(20)]
+    results = local_cloud.wait_all(arns)
+
+    # Then each got its own answer, and the definition was parsed at most once
+    assert [r.output for r in results] == [{"n": 2 * n} for n in range(20)]
+    assert len(parses) <= 1
+
+
+def test_catch_all_does_not_catch_data_limit_exceeded(local_cloud: LocalCloud, tmp_path: Path):
+    # AWS: States.ALL "cannot catch the States.DataLimitExceeded terminal error or Runtime error types".
+    function = local_cloud.add_function("huge", lambda event, context: "z" * 300_000)
+    states = {
+        "Call": invoke_state(
+            {"End": True}, Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Caught"}]
+        ),
+        "Caught": {"Type": "Pass", "End": True},
+    }
+    machine = deploy(local_cloud, tmp_path, states, "Call", Fn=function.arn)
+    result = local_cloud.run(machine, {})
+    assert (result.status, result.error) == ("FAILED", "States.DataLimitExceeded")
+    assert result.states == ["Call"]

@@ -1,0 +1,348 @@
+"""Exactly-once when everything goes wrong: duplicate storms, DynamoDB and business faults,
+executions no Catch sees, hostile input."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import threading
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
+from tests.local.conftest import Gate, ServiceFactory
+from tests.unit.powertools_reference import powertools_key
+
+STORM_CONCURRENCY = 64
+STORM_KEYS = 8
+STORM_DEADLINE_SECONDS = 600
+THROTTLED = "ProvisionedThroughputExceededException"
+MAX_TRANSIENT_RETRIES = 4  # the ASL's Retry MaxAttempts on DynamoDB states
+IN_PROGRESS = "IdempotencyAlreadyInProgressError"
+
+
+def outcome(result: ExecutionResult) -> str:
+    return result.states[-1] if result.status == "SUCCEEDED" else str(result.error)
+
+
+# -- duplicate storms -------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_duplicate_storm_runs_the_business_step_once_per_key(idempotent_service: IdempotentService):
+    # Given 64 concurrent executions for each of 8 orders, started from 8 threads at once
+    orders = [{"orderId": f"storm-{k}", "amount": k + 1} for k in range(STORM_KEYS)]
+    arns: list[str] = []
+    lock = threading.Lock()
+
+    def start_all(order: dict[str, Any]) -> None:
+        started = [idempotent_service.start(order) for _ in range(STORM_CONCURRENCY)]
+        with lock:
+            arns.extend(started)
+
+    starters = [threading.Thread(target=start_all, args=(order,)) for order in orders]
+    for starter in starters:
+        starter.start()
+    for starter in starters:
+        starter.join(STORM_DEADLINE_SECONDS)
+
+    # When they all end
+    results = idempotent_service.cloud.wait_all(arns, timeout=STORM_DEADLINE_SECONDS)
+
+    # Then the business step ran exactly once per order; every other execution replayed it or was told to retry
+    assert len(results) == STORM_CONCURRENCY * STORM_KEYS
+    assert idempotent_service.business_runs == STORM_KEYS
+    outcomes = collections.Counter(outcome(r) for r in results)
+    assert outcomes["Complete"] == STORM_KEYS
+    assert set(outcomes) <= {"Complete", "Replay", IN_PROGRESS}
+    first_outputs = {r.output["orderId"]: r.output_json for r in results if outcome(r) == "Complete"}
+    for result in results:
+        if outcome(result) == "Replay":
+            order_id = json.loads(result.output_json)["orderId"]
+            assert result.output_json == first_outputs[order_id]
+    # And every key ends COMPLETED with the first run's result
+    records = {r["id"]: r for r in idempotent_service.records()}
+    assert len(records) == STORM_KEYS
+    for order in orders:
+        record = records[idempotent_service.key_for(order)]
+        assert record["status"] == "COMPLETED"
+        assert json.loads(record["data"]) == json.loads(first_outputs[order["orderId"]])
+
+    # And retrying the in-progress ones until they succeed yields the same output for all
+    for result in results:
+        if outcome(result) == IN_PROGRESS:
+            order = json.loads(result.history[0]["executionStartedEventDetails"]["input"])
+            assert idempotent_service.run(order).output_json == first_outputs[order["orderId"]]
+    assert idempotent_service.business_runs == STORM_KEYS
+
+
+# -- DynamoDB faults ---------------------------------------------------------------------------------
+FIRST = {"orderId": "o-fault", "amount": 9}
+FAILING = {"orderId": "o-fault-bad", "amount": -9}
+
+
+@pytest.mark.parametrize("operation", ["PutItem", "GetItem", "UpdateItem", "DeleteItem"])
+@pytest.mark.parametrize("attempts", [1, MAX_TRANSIENT_RETRIES])
+def test_transient_errors_in_every_dynamodb_state_are_retried(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud, operation: str, attempts: int
+):
+    # Given the first `attempts` calls of one operation throttled
+    local_cloud.faults.api_error("dynamodb", operation, THROTTLED, calls=range(1, attempts + 1))
+
+    # When a first run, a duplicate and a failing order go through every DynamoDB state
+    first, duplicate, failing = (idempotent_service.run(e) for e in (FIRST, FIRST, FAILING))
+
+    # Then exactly-once holds, and the failing order's claim was released
+    assert first.status == "SUCCEEDED"
+    assert duplicate.output_json == first.output_json
+    assert failing.error == "InvalidOrderError"
+    assert idempotent_service.business_runs == 2
+    assert idempotent_service.record_for(FAILING) is None
+    assert idempotent_service.record_for(FIRST)["status"]["S"] == "COMPLETED"
+
+
+# (operation, scenario event, expected error, expected record status right after)
+PERMANENT = [
+    ("PutItem", FIRST, "IdempotencyPersistenceError", None),
+    ("GetItem", FIRST, "IdempotencyPersistenceError", "COMPLETED"),
+    ("UpdateItem", FIRST, "IdempotencyPersistenceError", "INPROGRESS"),
+    ("DeleteItem", FAILING, "InvalidOrderError", "INPROGRESS"),
+]
+
+
+@pytest.mark.parametrize(("operation", "event", "error", "status"), PERMANENT)
+def test_permanent_dynamodb_errors_end_named_and_lock_no_key_past_its_lease(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud, operation, event, error, status
+):
+    # Given a completed record for the GetItem case (only duplicates read)
+    if operation == "GetItem":
+        idempotent_service.run(event)
+    # And one operation failing for good
+    local_cloud.faults.api_error("dynamodb", operation, "InternalServerError", status_code=500)
+
+    # When the event runs
+    result = idempotent_service.run(event)
+
+    # Then it ends with the named error, never States.Runtime
+    assert result.status == "FAILED"
+    assert result.error == error
+    record = idempotent_service.record_for(event)
+    assert (record["status"]["S"] if record else None) == status
+
+    # And once the fault is gone and the lease has ended, nothing blocks the key
+    local_cloud.faults.clear()
+    local_cloud.clock.advance(idempotent_service.settings.timeout_seconds + 1)
+    after = idempotent_service.run(event)
+    assert outcome(after) in ("Complete", "Replay", "InvalidOrderError")
+    assert outcome(after) != IN_PROGRESS
+
+
+# -- business step faults ----------------------------------------------------------------------------
+@pytest.mark.slow
+def test_business_step_returning_after_its_timeout_is_released_and_runs_again_at_most_once(
+    make_service: ServiceFactory,
+):
+    # Given a 1 s timeout and a business step that returns 1.5 s late on its first call
+    service = make_service(IDEMPOTENCY_TIMEOUT_SECONDS="1")
+    service.cloud.faults.function_delay(service.business_function, 1.5, calls=1)
+
+    # When the order runs, times out, and is retried
+    timed_out = service.run(FIRST)
+    retried = service.run(FIRST)
+    duplicate = service.run(FIRST)
+
+    # Then the claim was released at the timeout, the retry ran once more, and then it replays
+    assert timed_out.error == "States.Timeout"
+    assert outcome(retried) == "Complete"
+    assert outcome(duplicate) == "Replay"
+    assert service.business_runs == 2
+
+
+# -- executions no Catch sees --------------------------------------------------------------------------
+def test_a_stopped_execution_has_its_claim_released_by_the_status_change_event(
+    make_service: ServiceFactory, gate: Gate
+):
+    # Given an execution stopped while its business step runs (no Catch sees StopExecution)
+    service = make_service(gate.handler)
+    release = service.deploy_claim_release()
+    stopped = service.start(FIRST)
+    assert gate.entered.wait(10)
+    service.cloud.sfn.stop_execution(executionArn=stopped, error="Operator", cause="stopped by hand")
+    # (moto applies the stop when the running state ends; AWS at once, the Lambda running on regardless)
+    gate.open()
+    assert service.cloud.wait(stopped).status == "ABORTED"
+    assert service.record_for(FIRST)["status"]["S"] == "INPROGRESS"
+
+    # When Step Functions' status change event arrives
+    service.cloud.emit_execution_status_change(stopped)
+    service.cloud.wait_until(lambda: len(service.cloud.executions(release)) == 1, what="release started")
+    released = service.cloud.wait(service.cloud.executions(release)[0])
+
+    # Then the release workflow deleted that execution's claim, and a retry runs at once
+    assert released.states[-1] == "Released"
+    assert service.record_for(FIRST) is None
+    assert outcome(service.run(FIRST)) == "Complete"
+
+
+@pytest.mark.parametrize("situation", ["claim of another execution", "persistence error", "no key"])
+def test_the_release_workflow_deletes_nothing_it_does_not_own(
+    make_service: ServiceFactory, gate: Gate, situation: str
+):
+    service = make_service(gate.handler)
+    release = service.deploy_claim_release()
+    cloud = service.cloud
+    if situation == "claim of another execution":
+        ended = service.start(FIRST)
+        assert gate.entered.wait(10)
+        cloud.sfn.stop_execution(executionArn=ended)
+        gate.open()
+        assert cloud.wait(ended).status == "ABORTED"
+        cloud.clock.advance(service.settings.timeout_seconds + 1)
+        newer = service.run(FIRST)  # takes the expired lease over, and completes
+        assert service.record_for(FIRST)["owner"]["S"] == newer.arn
+    elif situation == "persistence error":
+        cloud.faults.api_error("dynamodb", "UpdateItem", "InternalServerError", status_code=500)
+        gate.open()
+        ended = service.run(FIRST).arn
+    else:
+        gate.open()
+        ended = service.run({"amount": 1}).arn
+    before = service.records()
+
+    # When the ended execution's status change arrives
+    cloud.emit_execution_status_change(ended)
+    cloud.wait_until(lambda: len(cloud.executions(release)) == 1, what="release started")
+    released = cloud.wait(cloud.executions(release)[0])
+
+    # Then the release workflow touched nothing
+    assert released.status == "SUCCEEDED"
+    assert released.states[-1] == "NothingToRelease"
+    assert service.records() == before
+    gate.open()
+
+
+# -- hostile input ---------------------------------------------------------------------------------
+NAMED_ERRORS = {"IdempotencyKeyError", "IdempotencyAlreadyInProgressError", "IdempotencyValidationError"}
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+def nested(depth: int) -> Any:
+    value: Any = {"orderId": "deep"}
+    for level in range(depth):
+        value = {"level": level, "inner": value} if level % 2 else [value]
+    return value
+
+
+SPECIAL_EVENTS = [
+    None,
+    [],
+    {},
+    "just a string",
+    0,
+    -1.5e308,
+    2**64 + 1,
+    [1, "two", {"orderId": "in-a-list"}],
+    {"orderId": "unicode ✓ 注文 🍕", "note": "\u0000\u001f\u2028"},
+    # near the 256 KB state limit: the key Lambda carries the event, so the input may use ~255 KB
+    {"orderId": "x" * 1000, "padding": "y" * 250_000},
+    nested(60),
+]
+
+
+def digest(event: Any, context: Any) -> dict[str, Any]:
+    """A business step whose small result proves exactly which event it received."""
+    rendered = json.dumps(event, sort_keys=True)
+    return {"sha256": hashlib.sha256(rendered.encode()).hexdigest(), "size": len(rendered)}
+
+
+def check_hostile_run(service: IdempotentService, event: Any) -> None:
+    first = service.run(event)
+    again = service.run(event)
+    for result in (first, again):
+        assert result.error != "States.Runtime", result.cause
+        assert result.status == "SUCCEEDED" or result.error in NAMED_ERRORS, (result.error, result.cause)
+    if first.status == "SUCCEEDED":
+        # A null Payload reaches a Lambda as {} (the lambda:invoke integration sends "{}" for null)
+        assert first.output == digest({} if event is None else event, None)
+        assert again.output_json == first.output_json
+    key = service.key_for(event)
+    assert key == powertools_key(
+        event, prefix=service.settings.key_prefix, jmespath=service.settings.event_key_jmespath
+    )
+    # Never a record that blocks a retry
+    assert all(record["status"] == "COMPLETED" for record in service.records())
+
+
+@pytest.mark.parametrize("key_path", ["orderId", ""])
+@pytest.mark.parametrize("event", SPECIAL_EVENTS, ids=lambda e: type(e).__name__ + str(len(json.dumps(e))))
+def test_hostile_inputs_end_with_a_result_or_a_named_error(
+    make_service: ServiceFactory, key_path: str, event: Any
+):
+    service = make_service(digest, IDEMPOTENCY_EVENT_KEY_JMESPATH=key_path)
+    check_hostile_run(service, event)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(event=json_values)
+def test_generated_events_end_with_a_result_or_a_named_error(make_service: ServiceFactory, event: Any):
+    service = make_service(digest, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+    check_hostile_run(service, event)
+
+
+@pytest.mark.parametrize("body", ["{not json", "", "[1, 2", "null", "42"])
+def test_undecodable_json_under_powertools_json_is_a_key_error(make_service: ServiceFactory, body: str):
+    service = make_service(
+        lambda e, c: {"echo": e}, IDEMPOTENCY_EVENT_KEY_JMESPATH="powertools_json(body).orderId"
+    )
+    result = service.run({"body": body})
+    if body in ("null", "42"):  # valid JSON without an orderId: no key, no record
+        assert result.status == "SUCCEEDED"
+        assert result.states[-1] == "ExecuteWithoutRecord"
+    else:
+        assert result.error == "IdempotencyKeyError"
+        assert "powertools_json(body).orderId" in result.cause
+        assert service.business_runs == 0
+    assert service.records() == []
+
+
+@pytest.mark.parametrize("result_value", [{}, [], 0, "", False, None, {"big": "z" * 150_000}])
+def test_falsy_and_large_results_are_recorded_and_replayed(make_service: ServiceFactory, result_value: Any):
+    service = make_service(lambda e, c: result_value, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+    first = service.run(FIRST)
+    replay = service.run(FIRST)
+    assert first.output == result_value
+    assert replay.output_json == first.output_json
+    assert outcome(replay) == "Replay"
+
+
+def test_a_result_over_the_state_limit_is_released_by_the_backstop(make_service: ServiceFactory):
+    # Given a business step whose result alone exceeds the 256 KB state limit
+    service = make_service(lambda e, c: {"big": "z" * 300_000}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+    release = service.deploy_claim_release()
+
+    # When it runs, the execution fails with States.DataLimitExceeded, which no Catch can see
+    failed = service.run(FIRST)
+    assert failed.error == "States.DataLimitExceeded"
+    assert service.record_for(FIRST)["status"]["S"] == "INPROGRESS"
+
+    # Then the status change event releases the claim, so a retry is not blocked until the lease ends
+    service.cloud.emit_execution_status_change(failed.arn)
+    service.cloud.wait_until(lambda: len(service.cloud.executions(release)) == 1, what="release started")
+    assert service.cloud.wait(service.cloud.executions(release)[0]).states[-1] == "Released"
+    assert service.record_for(FIRST) is None
