@@ -16,7 +16,9 @@ from compute_key.settings import IdempotencySettings, load_settings
 from constructs import Construct
 
 from sfn_idempotency.definitions import DefinitionError, with_business_step
-from sfn_idempotency.paths import IDEMPOTENCY_ASL
+from sfn_idempotency.paths import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
+from sfn_idempotency.patterns import load_pattern
+from stacks.event_trigger import EventTrigger
 from stacks.idempotency_table import IdempotencyTable
 from stacks.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
 from stacks.nag import acknowledge_lambda_findings
@@ -59,6 +61,7 @@ class IdempotentWorkflow(Construct):
         workflow_type: sfn.StateMachineType = sfn.StateMachineType.STANDARD,
         table: dynamodb.ITable | None = None,
         log_execution_data: bool = False,
+        release_abandoned_claims: bool = True,
         powertools_layer_version: int = POWERTOOLS_LAYER_VERSION,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -86,6 +89,9 @@ class IdempotentWorkflow(Construct):
             business_step, business_step_substitutions or {}, workflow_type, log_execution_data
         )
         self._grant_least_privilege(business_step_policy)
+        self.claim_release = (
+            ClaimRelease(self, "ClaimRelease", workflow=self) if release_abandoned_claims else None
+        )
 
     def _validated_settings(
         self, environment: dict[str, str], workflow_type: sfn.StateMachineType, *, lambda_business_step: bool
@@ -175,3 +181,28 @@ class IdempotentWorkflow(Construct):
         )
         for statement in business_step_policy:
             self.state_machine.add_to_role_policy(statement)
+
+
+class ClaimRelease(Construct):
+    """Releases the claims of executions that ended where no Catch could see it (StopExecution,
+    an execution timeout, an oversized result): a rule on the workflow's execution status changes
+    starts ``statemachines/release_abandoned_claim.asl.json``. The lease stays the backstop, since
+    status change events are best effort."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, workflow: IdempotentWorkflow) -> None:
+        super().__init__(scope, construct_id)
+        compute_key_arn = workflow.compute_key_function.function_arn
+        self.state_machine = build_state_machine(
+            self,
+            RELEASE_ASL,
+            {"ComputeKeyFunctionArn": compute_key_arn, "TableName": workflow.table.table_name},
+            workflow_type=sfn.StateMachineType.EXPRESS,
+        )
+        workflow.table.grant(self.state_machine, "dynamodb:DeleteItem")
+        self.state_machine.add_to_role_policy(
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[compute_key_arn])
+        )
+        ended = load_pattern(
+            EXECUTION_ENDED_PATTERN, {"stateMachineArn": [workflow.state_machine.state_machine_arn]}
+        )
+        EventTrigger(self, "ExecutionEnded", pattern=ended, target=self.state_machine)

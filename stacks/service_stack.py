@@ -13,13 +13,14 @@ from compute_key.settings import IdempotencySettings
 from constructs import Construct
 
 from sfn_idempotency.paths import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
+from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, ORDER_MESSAGE_KEY_JMESPATH
+from stacks.event_trigger import EventTrigger
 from stacks.idempotency_table import IdempotencyTable
 from stacks.idempotent_workflow import IdempotentWorkflow
 from stacks.lambda_code import RUNTIME, handler_code, powertools_layer
 from stacks.nag import acknowledge_lambda_findings
 from stacks.nested_workflow import NestedWorkflow
-from stacks.order_events import EventTrigger
 from stacks.state_machines import LOG_RETENTION
 
 BUSINESS_MEMORY_MB = 256
@@ -55,7 +56,7 @@ class IdempotencyServiceStack(Stack):
         EventTrigger(
             self,
             "OrderPlacedTrigger",
-            pattern_file=ORDER_PLACED_PATTERN,
+            pattern=load_pattern(ORDER_PLACED_PATTERN),
             target=self.event_workflow.state_machine,
         )
         pipeline = NestedWorkflow(

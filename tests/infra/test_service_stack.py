@@ -9,7 +9,13 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sfn_idempotency.definitions import PLACEHOLDER, placeholders
-from sfn_idempotency.paths import IDEMPOTENCY_ASL, ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
+from sfn_idempotency.paths import (
+    EXECUTION_ENDED_PATTERN,
+    IDEMPOTENCY_ASL,
+    ORDER_PLACED_PATTERN,
+    ORDER_WORKFLOW_ASL,
+    SQS_BATCH_ASL,
+)
 from sfn_idempotency.settings import example_settings
 from tests.business_steps import SQS_SEND_STEP
 from tests.infra.conftest import Synthesized
@@ -178,7 +184,11 @@ def test_workflows_share_one_table_and_keep_their_prefixes(synthesized: Synthesi
     shared = synthesized.shared
     shared.resource_count_is("AWS::DynamoDB::Table", 1)
     table = logical_id(shared, "AWS::DynamoDB::Table", "Shared")
-    machines = shared.find_resources("AWS::StepFunctions::StateMachine")
+    machines = {
+        name: machine
+        for name, machine in shared.find_resources("AWS::StepFunctions::StateMachine").items()
+        if "/ClaimRelease/" not in machine["Metadata"]["aws:cdk:path"]
+    }
     assert len(machines) == 3
     assert [m["Properties"]["DefinitionSubstitutions"]["TableName"] for m in machines.values()] == [
         {"Ref": table}
@@ -315,3 +325,36 @@ def test_nested_workflows_load_their_asl_and_get_the_rights_sync_needs(
     (rule,) = [s for s in statements if "events:PutRule" in as_list(s["Action"])]
     assert "StepFunctionsGetEventsForStepFunctionsExecutionRule" in json.dumps(rule["Resource"])
     assert not [a for a in actions if a.startswith(("dynamodb:", "lambda:"))]
+
+
+def test_each_workflow_releases_abandoned_claims_of_its_own_executions(service: Template):
+    # Given the order workflow and its claim release
+    workflow = logical_id(service, "AWS::StepFunctions::StateMachine", "/OrderWorkflow/StateMachine/")
+    release = logical_id(
+        service, "AWS::StepFunctions::StateMachine", "/OrderWorkflow/ClaimRelease/StateMachine/"
+    )
+    resources = service.to_json()["Resources"]
+
+    # Then the release is an Express workflow on the shared ASL file, triggered by that workflow's ended executions
+    assert resources[release]["Properties"]["StateMachineType"] == "EXPRESS"
+    assert set(resources[release]["Properties"]["DefinitionSubstitutions"]) == {
+        "ComputeKeyFunctionArn",
+        "TableName",
+    }
+    expected = json.loads(EXECUTION_ENDED_PATTERN.read_text())
+    expected["detail"]["stateMachineArn"] = [{"Ref": workflow}]
+    service.has_resource_properties(
+        "AWS::Events::Rule",
+        {"EventPattern": expected, "Targets": [Match.object_like({"Arn": {"Ref": release}})]},
+    )
+    # And it may only delete items of the table and invoke the workflow's key Lambda
+    statements = role_statements(
+        service, logical_id(service, "AWS::IAM::Role", "/OrderWorkflow/ClaimRelease/StateMachine/Role/")
+    )
+    actions = sorted(
+        a for s in statements for a in as_list(s["Action"]) if not a.startswith(("logs:", "xray:"))
+    )
+    assert actions == ["dynamodb:DeleteItem", "lambda:InvokeFunction"]
+    compute_key = logical_id(service, "AWS::Lambda::Function", "/OrderWorkflow/ComputeKeyFunction/")
+    (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
+    assert as_list(invoke["Resource"]) == [{"Fn::GetAtt": [compute_key, "Arn"]}]

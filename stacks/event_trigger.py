@@ -1,9 +1,8 @@
-"""The EventBridge rule that starts the event-triggered workflow, with retries and a dead-letter queue."""
+"""An EventBridge rule that starts a state machine, with retries and a dead-letter queue."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from aws_cdk import Duration
@@ -32,26 +31,27 @@ _PATTERN_FIELDS = {
 }
 
 
-def event_pattern(pattern_file: Path) -> events.EventPattern:
-    """The rule's pattern from the file the local engine reads too."""
-    document: dict[str, Any] = json.loads(pattern_file.read_text(encoding="utf-8"))
+def event_pattern(document: Mapping[str, Any]) -> events.EventPattern:
+    """A pattern as loaded from events/ (see sfn_idempotency.patterns) as the CDK's EventPattern."""
     unknown = sorted(set(document) - _PATTERN_FIELDS.keys())
     if unknown:
-        raise ValueError(f"{pattern_file.name}: unsupported pattern fields {unknown}")
+        raise ValueError(f"unsupported event pattern fields {unknown}")
     return events.EventPattern(**{_PATTERN_FIELDS[field]: value for field, value in document.items()})
 
 
 class EventTrigger(Construct):
+    """Starts ``target`` with every event matching ``pattern`` (the whole event is the input)."""
+
     def __init__(
-        self, scope: Construct, construct_id: str, *, pattern_file: Path, target: sfn.IStateMachine
+        self, scope: Construct, construct_id: str, *, pattern: Mapping[str, Any], target: sfn.IStateMachine
     ) -> None:
         super().__init__(scope, construct_id)
         self.dead_letter_queue = self._build_dead_letter_queue()
         self.rule = events.Rule(
             self,
             "Rule",
-            description=f"Starts {construct_id} with every event matching {pattern_file.name}",
-            event_pattern=event_pattern(pattern_file),
+            description=f"{construct_id}: starts its state machine with every matching event",
+            event_pattern=event_pattern(pattern),
             targets=[
                 targets.SfnStateMachine(
                     target,
