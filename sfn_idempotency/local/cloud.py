@@ -17,7 +17,7 @@ import boto3
 from compute_key import clock as lambda_clock
 
 from sfn_idempotency import definitions
-from sfn_idempotency.executions import wait_for_execution
+from sfn_idempotency.executions import TERMINAL_STATUSES
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
@@ -28,7 +28,7 @@ from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction,
 DEFAULT_REGION = "us-east-1"
 MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
-POLL_INTERVAL_SECONDS = 0.005
+POLL_INTERVAL_SECONDS = 0.002
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
 
@@ -282,7 +282,18 @@ class LocalCloud:
         return str(response["executionArn"])
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
-        return self._result(wait_for_execution(self.sfn, execution_arn, timeout, POLL_INTERVAL_SECONDS))
+        self._await_end(execution_arn, timeout)
+        return self._result(self.sfn.describe_execution(executionArn=execution_arn))
+
+    def _await_end(self, execution_arn: str, timeout: float) -> None:
+        """Watch moto's own execution object (it lives in this process, server or not) instead of
+        polling DescribeExecution, whose serialization would compete with the execution itself."""
+        from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+        execution = stepfunctions_parser_backends[self.account][self.region].describe_execution(execution_arn)
+        self.wait_until(
+            lambda: execution.exec_status in TERMINAL_STATUSES, timeout, f"{execution_arn} to end"
+        )
 
     def wait_all(
         self, execution_arns: Iterable[str], timeout: float = DEFAULT_WAIT_SECONDS

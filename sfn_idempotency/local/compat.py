@@ -25,11 +25,19 @@
    moment of writing. moto checks the condition and then writes without a lock, so two threads
    (two executions claiming one key) could both pass. We serialize moto's item writes.
 9. Parsing: moto parses the definition with ANTLR at the start of every execution (~40 ms for
-   ours, most of the local overhead after fix 1). We parse each definition once and give every
-   execution its own deep copy of the parsed program, so no state is shared between executions.
+   ours, most of the local overhead after fix 1). We parse each definition once and share the
+   parsed program: its components are declarations that evaluation never changes (executions keep
+   their state in their own Environment), except a lazily drawn heap key per component, which we
+   draw at parse time so that concurrent executions cannot race on it.
 10. ``States.ALL`` "cannot catch the States.DataLimitExceeded terminal error or Runtime error
     types"; moto's wildcard matched them, so an oversized result was caught and released locally
     while on AWS it ends the execution (and the claim waits for its lease or the release workflow).
+11. JSONPath parsing: jsonpath-ng builds a new PLY parser for every path it parses, and moto parses
+    every path of every state each time it runs (~20 parser builds per execution of ours). Parsed
+    paths are immutable, so we parse each distinct path once.
+12. Request dispatch: moto lists a response class's methods with ``inspect.getmembers`` on every
+    request it serves; we remember the list per class. Interpreter requests to the in-process
+    backend go unsigned (moto takes region and account from the request's host and its defaults).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from typing import Any
 
 import boto3
 import botocore.session
+from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
 from moto.stepfunctions.parser.utils import snake_to_camel_case
@@ -68,6 +77,12 @@ _EXECUTION_WORKER_MODULE = "moto.stepfunctions.parser.backend.execution_worker"
 _PARSED_PROGRAMS_KEPT = 64
 _ERROR_EQUALS_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl"
 _TERMINAL_ERRORS = frozenset({"States.DataLimitExceeded", "States.Runtime"})
+_JSON_PATH_MODULES = (
+    "moto.stepfunctions.parser.asl.utils.json_path",
+    "moto.stepfunctions.parser.asl.component.common.path.result_path",
+)
+_PARSED_PATHS_KEPT = 4096
+_RESPONSES_MODULE = "moto.core.responses"
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
 _FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
@@ -110,6 +125,9 @@ def cached_boto_client_for(region: str, service: str, state_credentials: Any = N
                         parameter_validation=False,
                         retries={"max_attempts": 0, "total_max_attempts": 1},
                         max_pool_connections=64,
+                        # In process nothing checks a signature (fix 12); a server needs the
+                        # credential scope to tell the region.
+                        signature_version=UNSIGNED if endpoint_url is None else None,
                     ),
                 )
                 _clients[cache_key] = client
@@ -148,6 +166,9 @@ def install() -> None:
     _replace(module(_EVENTS_MODULE).Rule, "send_to_targets", _deliver_to_state_machines)
     _replace(module(_EXECUTION_WORKER_MODULE).ExecutionWorker, "_get_evaluation_entrypoint", _parse_once)
     _replace(module(_ERROR_EQUALS_MODULE).ErrorEqualsDecl, "_eval_body", _wildcard_spares_terminal_errors)
+    for json_path_module in _JSON_PATH_MODULES:
+        _replace(module(json_path_module), "parse", _parse_path_once)
+    _replace(module(_RESPONSES_MODULE), "method_names_from_class", functools.cache)
     for operation in _ATOMIC_WRITES:
         _replace(module(_DYNAMODB_MODULE).DynamoDBBackend, operation, _atomic)
 
@@ -316,13 +337,37 @@ def _parse_once(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     def parsed(definition: str) -> Any:
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
-        return AmazonStateLanguageParser.parse(definition)[0]
+        return _draw_heap_keys(AmazonStateLanguageParser.parse(definition)[0])
+
+    parsing = threading.Lock()  # executions starting together parse their definition once
 
     def get_evaluation_entrypoint(self: Any) -> Any:
-        definition = self._evaluation_details.state_machine_details.definition
-        return copy.deepcopy(parsed(definition))
+        with parsing:
+            return parsed(self._evaluation_details.state_machine_details.definition)
 
     return get_evaluation_entrypoint
+
+
+def _draw_heap_keys(program: Any) -> Any:
+    """Touch ``heap_key`` on every component of the program, once, before anyone shares it."""
+    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+
+    seen: set[int] = set()
+    pending = [program]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, EvalComponent):
+            _ = node.heap_key
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list | tuple | set | frozenset):
+            pending.extend(node)
+        elif hasattr(node, "__dict__") and type(node).__module__.startswith("moto.stepfunctions"):
+            pending.extend(vars(node).values())
+    return program
 
 
 def _wildcard_spares_terminal_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
@@ -338,3 +383,7 @@ def _wildcard_spares_terminal_errors(original: Callable[[Any, Any], None]) -> Ca
         original(self, env)
 
     return eval_body
+
+
+def _parse_path_once(original: Callable[[str], Any]) -> Callable[[str], Any]:
+    return functools.lru_cache(maxsize=_PARSED_PATHS_KEPT)(original)

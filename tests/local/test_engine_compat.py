@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +277,25 @@ def test_catch_all_does_not_catch_data_limit_exceeded(local_cloud: LocalCloud, t
     result = local_cloud.run(machine, {})
     assert (result.status, result.error) == ("FAILED", "States.DataLimitExceeded")
     assert result.states == ["Call"]
+
+
+def test_concurrent_executions_of_one_definition_count_their_own_retries(tmp_path: Path):
+    # AWS: each execution retries a state MaxAttempts times, whatever other executions do.
+    with LocalCloud(retry_wait_scale=0) as cloud:
+        attempts: dict[int, int] = {}
+        lock = threading.Lock()
+
+        def flaky(event: Any, context: Any) -> Any:
+            with lock:
+                attempts[event["n"]] = attempts.get(event["n"], 0) + 1
+            raise RuntimeError("always")
+
+        function = cloud.add_function("flaky-many", flaky)
+        retry = [{"ErrorEquals": ["States.ALL"], "IntervalSeconds": 1, "MaxAttempts": 3, "BackoffRate": 1}]
+        machine = deploy(
+            cloud, tmp_path, {"Call": invoke_state({"End": True}, Retry=retry)}, "Call", Fn=function.arn
+        )
+        results = cloud.wait_all([cloud.start_execution(machine, {"n": n}) for n in range(12)])
+
+    assert all(r.error == "RuntimeError" for r in results)
+    assert attempts == dict.fromkeys(range(12), 4)

@@ -1,0 +1,303 @@
+"""`make bench`: what idempotency costs, measured on the local engine in one run.
+
+Writes bench/results/results.md and bench/results/latency.png. Not part of the tests: the numbers
+depend on the machine; the README quotes one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import platform
+import statistics
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from place_order.orders import place_order
+
+from bench.pricing import PRICES_AS_OF, REGION, cost_per_million
+from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
+
+RESULTS_DIR = Path(__file__).parent / "results"
+TARGETS = {"first run": (5, 2), "replay": (6, 2)}  # (state transitions, DynamoDB requests) at most
+TARGET_OVERHEAD = 3.0
+ONE_STATE_ASL = json.dumps(
+    {
+        "StartAt": "Business",
+        "States": {
+            "Business": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": "${BusinessFunctionArn}", "Payload.$": "$"},
+                "OutputPath": "$.Payload",
+                "End": True,
+            }
+        },
+    }
+)
+
+
+@dataclass
+class PathCost:
+    name: str
+    states: list[str]
+    dynamodb: dict[str, int]
+    lambdas: int
+
+    @property
+    def transitions(self) -> int:
+        return len(self.states)
+
+
+def measured(
+    cloud: LocalCloud, run: Callable[[], ExecutionResult]
+) -> tuple[ExecutionResult, dict[str, int], int]:
+    before = Counter(cloud.calls.calls)
+    result = run()
+    delta = Counter(cloud.calls.calls)
+    delta.subtract(before)
+    dynamodb = {op: n for (service, op), n in delta.items() if service == "dynamodb" and n}
+    return result, dynamodb, delta["lambda", "Invoke"]
+
+
+def path_costs(cloud: LocalCloud) -> list[PathCost]:
+    gate = threading.Event()
+
+    def gated(event: Any, context: Any) -> Any:
+        if event.get("hold"):
+            gate.wait(30)
+        return place_order(event)
+
+    service = IdempotentService(cloud, name="paths", business_handler=gated)
+    order = {"orderId": "bench-1", "amount": 3}
+    costs = []
+    for name, event in (
+        ("first run", order),
+        ("replay", order),
+        ("failure and release", {"orderId": "bad", "amount": -1}),
+    ):
+        result, dynamodb, lambdas = measured(cloud, functools.partial(service.run, event))
+        costs.append(PathCost(name, result.states, dynamodb, lambdas))
+    holder = service.start({"orderId": "held", "amount": 1, "hold": True})
+    service.wait_for_claim({"orderId": "held"})
+    result, dynamodb, lambdas = measured(
+        cloud, lambda: service.run({"orderId": "held", "amount": 1, "hold": True})
+    )
+    costs.append(PathCost("in progress", result.states, dynamodb, lambdas))
+    gate.set()
+    cloud.wait(holder)
+    return costs
+
+
+def latencies(cloud: LocalCloud, state_machine_arn: str, events: list[Any]) -> list[float]:
+    """Milliseconds from start to stop of each execution, as Step Functions records them."""
+    samples = []
+    for event in events:
+        arn = cloud.start_execution(state_machine_arn, event)
+        cloud.wait(arn)
+        description = cloud.sfn.describe_execution(executionArn=arn)
+        samples.append((description["stopDate"] - description["startDate"]).total_seconds() * 1000)
+    return samples
+
+
+def powertools_guarded_handler(table_name: str, region: str) -> Callable[[Any, Any], Any]:
+    persistence = DynamoDBPersistenceLayer(
+        table_name=table_name, boto3_client=boto3.client("dynamodb", region_name=region)
+    )
+    config = IdempotencyConfig(event_key_jmespath="orderId")
+
+    @idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config)  # type: ignore[untyped-decorator]
+    def guarded(order: dict[str, Any]) -> dict[str, Any]:
+        return place_order(order)
+
+    def handler(event: Any, context: Any) -> Any:
+        config.register_lambda_context(context)
+        return guarded(order=event)
+
+    return handler
+
+
+def latency_comparison(cloud: LocalCloud, samples: int) -> dict[str, list[float]]:
+    service = IdempotentService(cloud, name="latency")
+    alone = cloud.add_function("alone", lambda event, context: place_order(event))
+    alone_machine = cloud.create_state_machine("alone", ONE_STATE_ASL, {"BusinessFunctionArn": alone.arn})
+    powertools = cloud.add_function(
+        "powertools", powertools_guarded_handler(service.table_name, cloud.region)
+    )
+    powertools_machine = cloud.create_state_machine(
+        "powertools", ONE_STATE_ASL, {"BusinessFunctionArn": powertools.arn}
+    )
+    orders = [{"orderId": f"lat-{i}", "amount": 1} for i in range(samples)]
+    warm = [{"orderId": f"warm-{i}", "amount": 1} for i in range(5)]
+    for machine in (alone_machine, service.state_machine_arn, powertools_machine):
+        latencies(cloud, machine, warm)
+    return {
+        "(a) business step alone": latencies(cloud, alone_machine, orders),
+        "(b) idempotent state machine": latencies(cloud, service.state_machine_arn, orders),
+        "(c) Powertools @idempotent_function": latencies(
+            cloud, powertools_machine, [{**o, "orderId": "pt-" + o["orderId"]} for o in orders]
+        ),
+        "(b) replay": latencies(cloud, service.state_machine_arn, orders),
+    }
+
+
+def throughput(service: IdempotentService, concurrency: int, executions: int) -> float:
+    """Executions per second with ``concurrency`` executions in flight (each a distinct order)."""
+    orders = [{"orderId": f"throughput-{i}", "amount": 1} for i in range(executions)]
+
+    def one(order: dict[str, Any]) -> None:
+        assert service.run(order).status == "SUCCEEDED"
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=concurrency) as pool:
+        list(pool.map(one, orders))
+    return executions / (time.perf_counter() - started)
+
+
+def prefill(cloud: LocalCloud, table: str, records: int) -> None:
+    expiration = str(int(time.time()) + 3600)
+    items = [
+        {
+            "PutRequest": {
+                "Item": {
+                    "id": {"S": f"orders#prefill{i}"},
+                    "status": {"S": "COMPLETED"},
+                    "expiration": {"N": expiration},
+                    "data": {"S": "{}"},
+                }
+            }
+        }
+        for i in range(records)
+    ]
+    for start in range(0, len(items), 25):
+        cloud.dynamodb.batch_write_item(RequestItems={table: items[start : start + 25]})
+
+
+def percentile(samples: list[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def render(
+    costs: list[PathCost], latency: dict[str, list[float]], rates: dict[str, float], seconds: float
+) -> str:
+    lines = [
+        "# Benchmark: what idempotency costs",
+        "",
+        f"One run of `make bench` on the local engine ({platform.python_implementation()} {platform.python_version()}, "
+        f"{platform.machine()}), {seconds:.0f} s in all. Local timings measure moto's interpreter, not AWS.",
+        "",
+        "## Per path",
+        "",
+        "| path | state transitions | DynamoDB requests | Lambda invocations | states | target | $ per million (SFN + DynamoDB + Lambda) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for cost in costs:
+        requests = sum(cost.dynamodb.values())
+        usd = cost_per_million(cost.transitions, cost.dynamodb, cost.lambdas)
+        target = TARGETS.get(cost.name)
+        verdict = (
+            "-"
+            if target is None
+            else ("met" if cost.transitions <= target[0] and requests <= target[1] else "MISSED")
+        )
+        detail = ", ".join(f"{op} {n}" for op, n in sorted(cost.dynamodb.items()))
+        lines.append(
+            f"| {cost.name} | {cost.transitions} | {requests} ({detail}) | {cost.lambdas} | {' > '.join(cost.states)} | "
+            f"{verdict} | ${usd['stepfunctions']:.2f} + ${usd['dynamodb']:.2f} + ${usd['lambda']:.2f} = "
+            f"**${sum(usd.values()):.2f}** |"
+        )
+    lines += [
+        "",
+        f"Prices: {REGION} list prices written down on {PRICES_AS_OF} (bench/pricing.py): Step Functions Standard "
+        "$0.025 per 1,000 transitions; DynamoDB on-demand $0.625 per million writes, $0.125 per million reads; "
+        "Lambda $0.20 per million requests plus ~10 ms at 256 MB.",
+        "",
+        "## Latency (execution start to stop, ms)",
+        "",
+        "| variant | median | p95 | samples |",
+        "|---|---|---|---|",
+    ]
+    for name, samples in latency.items():
+        lines.append(
+            f"| {name} | {statistics.median(samples):.1f} | {percentile(samples, 0.95):.1f} | {len(samples)} |"
+        )
+    a = statistics.median(latency["(a) business step alone"])
+    b = statistics.median(latency["(b) idempotent state machine"])
+    c = statistics.median(latency["(c) Powertools @idempotent_function"])
+    verdict = "met" if b / a <= TARGET_OVERHEAD else "MISSED"
+    lines += [
+        "",
+        f"Overhead (b)/(a) = **{b / a:.2f}x** (target at most {TARGET_OVERHEAD:.0f}x: {verdict}); (b)/(c) = **{b / c:.2f}x**.",
+        "",
+        "## Throughput (executions per second, distinct orders)",
+        "",
+        "| load | executions/s |",
+        "|---|---|",
+    ]
+    lines += [f"| {name} | {rate:.1f} |" for name, rate in rates.items()]
+    return "\n".join(lines) + "\n"
+
+
+def chart(latency: dict[str, list[float]], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(latency)
+    medians = [statistics.median(latency[n]) for n in names]
+    p95 = [percentile(latency[n], 0.95) for n in names]
+    figure, axis = plt.subplots(figsize=(8, 3.5))
+    positions = range(len(names))
+    axis.barh([p + 0.2 for p in positions], medians, height=0.4, label="median")
+    axis.barh([p - 0.2 for p in positions], p95, height=0.4, label="p95")
+    axis.set_yticks(list(positions), names)
+    axis.set_xlabel("ms, execution start to stop (local engine)")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--samples", type=int, default=60, help="executions per latency variant")
+    parser.add_argument("--executions", type=int, default=96, help="executions per throughput point")
+    arguments = parser.parse_args(argv)
+    started = time.perf_counter()
+    with LocalCloud(retry_wait_scale=0) as cloud:
+        costs = path_costs(cloud)
+        latency = latency_comparison(cloud, arguments.samples)
+    # Each throughput point on a fresh engine: moto looks executions up by scanning them all, so
+    # an engine that already ran thousands would measure moto's bookkeeping, not this workflow.
+    rates: dict[str, float] = {}
+    for concurrency, records in ((1, 0), (8, 0), (32, 0), (8, 100), (8, 10_000)):
+        with LocalCloud(retry_wait_scale=0) as cloud:
+            service = IdempotentService(cloud)
+            prefill(cloud, service.table_name, records)
+            label = f"concurrency {concurrency}, {records:,} records already in the table"
+            rates[label] = throughput(service, concurrency, arguments.executions)
+    RESULTS_DIR.mkdir(exist_ok=True)
+    report = render(costs, latency, rates, time.perf_counter() - started)
+    (RESULTS_DIR / "results.md").write_text(report, encoding="utf-8")
+    chart(latency, RESULTS_DIR / "latency.png")
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
