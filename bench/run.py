@@ -34,6 +34,7 @@ from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 RESULTS_DIR = Path(__file__).parent / "results"
 TARGETS = {"first run": (5, 2), "replay": (6, 2)}  # (state transitions, DynamoDB requests) at most
 TARGET_OVERHEAD = 3.0
+STORM_KEYS = 8
 ONE_STATE_ASL = json.dumps(
     {
         "StartAt": "Business",
@@ -186,13 +187,42 @@ def prefill(cloud: LocalCloud, table: str, records: int) -> None:
         cloud.dynamodb.batch_write_item(RequestItems={table: items[start : start + 25]})
 
 
+@dataclass
+class Storm:
+    concurrency: int
+    keys: int
+    seconds: float
+    business_runs: int
+    outcomes: Counter[str]
+    stuck_records: int
+
+
+def storm(concurrency: int, keys: int) -> Storm:
+    """``concurrency`` executions per key, all started before any is awaited, on a fresh engine."""
+    with LocalCloud(retry_wait_scale=0) as cloud:
+        service = IdempotentService(cloud)
+        started = time.perf_counter()
+        arns = service.start_many(
+            {"orderId": f"storm-{k}", "amount": 1} for _ in range(concurrency) for k in range(keys)
+        )
+        results = cloud.wait_all(arns, timeout=1800)
+        seconds = time.perf_counter() - started
+        outcomes = Counter(r.states[-1] if r.status == "SUCCEEDED" else str(r.error) for r in results)
+        stuck = sum(1 for record in service.records() if record["status"] != "COMPLETED")
+        return Storm(concurrency, keys, seconds, service.business_runs, outcomes, stuck)
+
+
 def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
 
 
 def render(
-    costs: list[PathCost], latency: dict[str, list[float]], rates: dict[str, float], seconds: float
+    costs: list[PathCost],
+    latency: dict[str, list[float]],
+    rates: dict[str, float],
+    storms: list[Storm],
+    seconds: float,
 ) -> str:
     lines = [
         "# Benchmark: what idempotency costs",
@@ -249,6 +279,18 @@ def render(
         "|---|---|",
     ]
     lines += [f"| {name} | {rate:.1f} |" for name, rate in rates.items()]
+    lines += [
+        "",
+        "## Duplicate storms (concurrent executions per key, started together)",
+        "",
+        "| executions | keys | per key | seconds | business runs | outcomes | records stuck |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in storms:
+        outcomes = ", ".join(f"{name} {n}" for name, n in s.outcomes.most_common())
+        lines.append(
+            f"| {s.concurrency * s.keys} | {s.keys} | {s.concurrency} | {s.seconds:.1f} | {s.business_runs} | {outcomes} | {s.stuck_records} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -277,6 +319,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=60, help="executions per latency variant")
     parser.add_argument("--executions", type=int, default=96, help="executions per throughput point")
+    parser.add_argument(
+        "--storms", type=int, nargs="*", default=[64, 128, 256], help="concurrent executions per key, 8 keys"
+    )
     arguments = parser.parse_args(argv)
     started = time.perf_counter()
     with LocalCloud(retry_wait_scale=0) as cloud:
@@ -292,7 +337,8 @@ def main(argv: list[str] | None = None) -> int:
             label = f"concurrency {concurrency}, {records:,} records already in the table"
             rates[label] = throughput(service, concurrency, arguments.executions)
     RESULTS_DIR.mkdir(exist_ok=True)
-    report = render(costs, latency, rates, time.perf_counter() - started)
+    storms = [storm(concurrency, STORM_KEYS) for concurrency in arguments.storms]
+    report = render(costs, latency, rates, storms, time.perf_counter() - started)
     (RESULTS_DIR / "results.md").write_text(report, encoding="utf-8")
     chart(latency, RESULTS_DIR / "latency.png")
     print(report)
