@@ -25,6 +25,7 @@ from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 
+LOG = logging.getLogger(__name__)
 DEFAULT_REGION = "us-east-1"
 MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
@@ -138,16 +139,18 @@ class LocalCloud:
     def close(self) -> None:
         if LocalCloud._active is not self:
             return
-        self.faults.release()
-        self._stop_running_executions()
-        compat.interceptor.hooks.clear()
-        compat.retry_time.scale = 1.0
-        if self._previous_clock is not None:
-            lambda_clock.install(self._previous_clock)
-        for name, level in self._log_levels.items():
-            logging.getLogger(name).setLevel(level)
-        self.backend.stop()
-        LocalCloud._active = None
+        try:
+            self.faults.release()
+            self._stop_running_executions()
+        finally:
+            compat.interceptor.hooks.clear()
+            compat.retry_time.scale = 1.0
+            if self._previous_clock is not None:
+                lambda_clock.install(self._previous_clock)
+            for name, level in self._log_levels.items():
+                logging.getLogger(name).setLevel(level)
+            self.backend.stop()
+            LocalCloud._active = None
 
     def __enter__(self) -> Self:
         return self.start()
@@ -346,4 +349,7 @@ class LocalCloud:
                 stateMachineArn=machine["stateMachineArn"], statusFilter="RUNNING"
             )
             for execution in running["executions"]:
-                self.sfn.stop_execution(executionArn=execution["executionArn"])
+                try:
+                    self.sfn.stop_execution(executionArn=execution["executionArn"])
+                except Exception:
+                    LOG.debug("could not stop %s", execution["executionArn"], exc_info=True)

@@ -9,7 +9,8 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import boto3
 import pytest
 
+from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
 from sfn_idempotency.paths import IDEMPOTENCY_ASL, PROJECT_ROOT
 
@@ -94,15 +96,30 @@ def server() -> Iterator[Server]:
             process.wait(COMMAND_DEADLINE_SECONDS)
 
 
-def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+def run_command(*argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [CLI, *arguments],
+        argv,
         capture_output=True,
         text=True,
         env=clean_environment(),
         timeout=COMMAND_DEADLINE_SECONDS,
         check=False,
     )
+
+
+def cli(*arguments: str) -> subprocess.CompletedProcess[str]:
+    return run_command(CLI, *arguments)
+
+
+def poll(condition: Callable[[], Any], what: str) -> Any:
+    """The first truthy value of ``condition``, polled until a deadline."""
+    deadline = time.monotonic() + COMMAND_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"not within {COMMAND_DEADLINE_SECONDS} s: {what}")
 
 
 def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
@@ -125,12 +142,7 @@ def test_boto3_over_http_runs_first_and_duplicate(server: Server):
     outputs = []
     for _ in range(2):
         arn = sfn.start_execution(stateMachineArn=machine, input=order)["executionArn"]
-        waiter_deadline = 200
-        for _ in range(waiter_deadline):
-            description = sfn.describe_execution(executionArn=arn)
-            if description["status"] != "RUNNING":
-                break
-            threading.Event().wait(0.05)
+        description = wait_for_execution(sfn, arn, COMMAND_DEADLINE_SECONDS)
         assert description["status"] == "SUCCEEDED"
         outputs.append((description["output"], sfn.get_execution_history(executionArn=arn)["events"]))
 
@@ -268,38 +280,14 @@ def test_aws_cli_starts_and_describes_an_execution(server: Server):
     aws = str(BIN / "aws")
     common = ["--endpoint-url", server.endpoint, "--output", "json"]
     machine = server.ready["stateMachineArns"][0]
-    started = subprocess.run(
-        [
-            aws,
-            "stepfunctions",
-            "start-execution",
-            "--state-machine-arn",
-            machine,
-            "--input",
-            '{"orderId": "awscli-1", "amount": 2}',
-            *common,
-        ],
-        capture_output=True,
-        text=True,
-        env=clean_environment(),
-        timeout=COMMAND_DEADLINE_SECONDS,
-        check=False,
+    order = '{"orderId": "awscli-1", "amount": 2}'
+    started = run_command(
+        aws, "stepfunctions", "start-execution", "--state-machine-arn", machine, "--input", order, *common
     )
     assert started.returncode == 0, started.stderr
     arn = json.loads(started.stdout)["executionArn"]
-    sfn = server.client("stepfunctions")
-    for _ in range(200):
-        if sfn.describe_execution(executionArn=arn)["status"] != "RUNNING":
-            break
-        threading.Event().wait(0.05)
-    described = subprocess.run(
-        [aws, "stepfunctions", "describe-execution", "--execution-arn", arn, *common],
-        capture_output=True,
-        text=True,
-        env=clean_environment(),
-        timeout=COMMAND_DEADLINE_SECONDS,
-        check=False,
-    )
+    wait_for_execution(server.client("stepfunctions"), arn, COMMAND_DEADLINE_SECONDS)
+    described = run_command(aws, "stepfunctions", "describe-execution", "--execution-arn", arn, *common)
     assert described.returncode == 0, described.stderr
     description = json.loads(described.stdout)
     assert description["status"] == "SUCCEEDED"
@@ -318,12 +306,14 @@ def test_put_events_on_the_endpoint_starts_the_event_workflow(server: Server):
         Entries=[{"Source": "orders", "DetailType": "OrderPlaced", "Detail": json.dumps(order)}]
     )
     event_machine = server.ready["stateMachineArns"][1]
-    for _ in range(200):
-        executions = sfn.list_executions(stateMachineArn=event_machine)["executions"]
-        done = [e for e in executions if e["status"] != "RUNNING"]
-        if done:
-            break
-        threading.Event().wait(0.05)
+    done = poll(
+        lambda: [
+            e
+            for e in sfn.list_executions(stateMachineArn=event_machine)["executions"]
+            if e["status"] != "RUNNING"
+        ],
+        "the event workflow's execution",
+    )
 
     # Then the event workflow replayed the direct run: same key (same prefix, same order id)
     (execution,) = done

@@ -182,6 +182,7 @@ def test_unnamed_executions_get_unique_names(local_cloud: LocalCloud, tmp_path: 
     arns = [
         local_cloud.sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"] for _ in range(2)
     ]
+    assert [r.status for r in local_cloud.wait_all(arns)] == ["SUCCEEDED", "SUCCEEDED"]
     names = [arn.rsplit(":", 1)[1] for arn in arns]
     assert names[0] != names[1]
     assert all(len(name) == 36 and name.count("-") == 4 for name in names)
