@@ -300,3 +300,34 @@ def test_concurrent_executions_of_one_definition_count_their_own_retries(tmp_pat
 
     assert all(r.error == "RuntimeError" for r in results)
     assert attempts == dict.fromkeys(range(12), 4)
+
+
+def test_start_execution_integration_speaks_pascal_case(local_cloud: LocalCloud, tmp_path: Path):
+    # AWS: states:startExecution takes StateMachineArn/Input and returns ExecutionArn and StartDate.
+    child = deploy(
+        local_cloud, tmp_path, {"Done": {"Type": "Pass", "Result": {"child": True}, "End": True}}, "Done"
+    )
+    parent_asl = tmp_path / "parent.asl.json"
+    parent_asl.write_text(
+        json.dumps(
+            {
+                "StartAt": "Start",
+                "States": {
+                    "Start": {
+                        "Type": "Task",
+                        "Resource": "arn:aws:states:::states:startExecution",
+                        "Parameters": {"StateMachineArn": "${Child}", "Input": {"from": "parent"}},
+                        "End": True,
+                    }
+                },
+            }
+        )
+    )
+    parent = local_cloud.create_state_machine("parent", parent_asl, {"Child": child})
+    result = local_cloud.run(parent, {})
+    assert result.status == "SUCCEEDED", result.cause
+    assert set(result.output) == {"ExecutionArn", "StartDate"}
+    assert isinstance(result.output["StartDate"], int)
+    started = local_cloud.wait(result.output["ExecutionArn"])
+    assert json.loads(started.history[0]["executionStartedEventDetails"]["input"]) == {"from": "parent"}
+    assert started.output == {"child": True}
