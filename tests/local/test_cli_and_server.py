@@ -79,15 +79,19 @@ def read_ready_line(process: subprocess.Popen[str]) -> dict[str, Any]:
     return dict(json.loads(lines[0]))
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    process = subprocess.Popen(
+def start_server() -> subprocess.Popen[str]:
+    return subprocess.Popen(
         [CLI, "serve", "--port", str(free_port())],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=clean_environment(),
     )
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    process = start_server()
     try:
         yield Server(process, read_ready_line(process))
     finally:
@@ -324,13 +328,7 @@ def test_put_events_on_the_endpoint_starts_the_event_workflow(server: Server):
 
 def test_server_stops_cleanly_on_sigterm():
     # Given a second server of its own
-    process = subprocess.Popen(
-        [CLI, "serve", "--port", str(free_port())],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_environment(),
-    )
+    process = start_server()
     read_ready_line(process)
 
     # When it receives SIGTERM
