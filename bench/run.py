@@ -26,9 +26,9 @@ from aws_lambda_powertools.utilities.idempotency import (
     IdempotencyConfig,
     idempotent_function,
 )
-from place_order.orders import place_order
 
 from bench.pricing import PRICES_AS_OF, REGION, cost_per_million
+from place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 
 RESULTS_DIR = Path(__file__).parent / "results"
@@ -66,9 +66,9 @@ class PathCost:
 def measured(
     cloud: LocalCloud, run: Callable[[], ExecutionResult]
 ) -> tuple[ExecutionResult, dict[str, int], int]:
-    before = Counter(cloud.calls.calls)
+    before = cloud.calls.snapshot()
     result = run()
-    delta = Counter(cloud.calls.calls)
+    delta = cloud.calls.snapshot()
     delta.subtract(before)
     dynamodb = {op: n for (service, op), n in delta.items() if service == "dynamodb" and n}
     return result, dynamodb, delta["lambda", "Invoke"]

@@ -16,10 +16,10 @@ from typing import Any, NoReturn
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
+
 from compute_key.errors import ConfigurationError, IdempotencyKeyError
 from compute_key.keys import idempotency_key
 from compute_key.settings import IdempotencySettings
-
 from sfn_idempotency import demo, graph
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.local.backends import PortInUseError, ServerBackend
@@ -180,15 +180,15 @@ def _read_json(value: str) -> Any:
 
 
 def _client(service: str, arguments: argparse.Namespace) -> Any:
-    if arguments.endpoint_url:
-        return boto3.client(
-            service,
-            endpoint_url=arguments.endpoint_url,
-            region_name=arguments.region or "us-east-1",
-            aws_access_key_id="local",
-            aws_secret_access_key="local",
-        )
-    return boto3.client(service, region_name=arguments.region)
+    """The standard credential and region chain; against an endpoint, placeholders fill what it lacks
+    (the local endpoint checks neither)."""
+    if not arguments.endpoint_url:
+        return boto3.client(service, region_name=arguments.region)
+    session = boto3.Session(region_name=arguments.region or "us-east-1")
+    credentials = (
+        {} if session.get_credentials() else {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+    )
+    return session.client(service, endpoint_url=arguments.endpoint_url, **credentials)
 
 
 def _default_state_machine(sfn: Any) -> str:

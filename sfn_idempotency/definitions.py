@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
+# How the workflows that nest the idempotent one (order_workflow, sqs_batch) name their child.
+NESTED_WORKFLOW_PLACEHOLDER = "IdempotencyStateMachineArn"
 # The two states of the idempotency flow that run the business step.
 BUSINESS_STATES = ("Execute", "ExecuteWithoutRecord")
 BUSINESS_TASK_FIELDS = frozenset({"Resource", "Parameters", "ResultSelector", "Retry"})

@@ -11,10 +11,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from compute_key.errors import ConfigurationError
-from compute_key.settings import IdempotencySettings, load_settings
 from constructs import Construct
 
+from compute_key.errors import ConfigurationError
+from compute_key.settings import IdempotencySettings, load_settings
 from sfn_idempotency.definitions import DefinitionError, with_business_step
 from sfn_idempotency.paths import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 from sfn_idempotency.patterns import load_pattern

@@ -9,10 +9,10 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER
 from stacks.nag import acknowledge_child_execution_wildcard
 from stacks.state_machines import build_state_machine
 
-CHILD_PLACEHOLDER = "IdempotencyStateMachineArn"
 # Step Functions' managed rule that tells a .sync caller when its child has ended.
 SYNC_EVENTS_RULE = "StepFunctionsGetEventsForStepFunctionsExecutionRule"
 
@@ -22,7 +22,9 @@ class NestedWorkflow(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, asl: Path, child: sfn.StateMachine) -> None:
         super().__init__(scope, construct_id)
-        self.state_machine = build_state_machine(self, asl, {CHILD_PLACEHOLDER: child.state_machine_arn})
+        self.state_machine = build_state_machine(
+            self, asl, {NESTED_WORKFLOW_PLACEHOLDER: child.state_machine_arn}
+        )
         self._grant_sync_execution(child)
 
     def _grant_sync_execution(self, child: sfn.StateMachine) -> None:

@@ -9,9 +9,9 @@ from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from compute_key.settings import IdempotencySettings
 from constructs import Construct
 
+from compute_key.settings import IdempotencySettings
 from sfn_idempotency.paths import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, ORDER_MESSAGE_KEY_JMESPATH

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from compute_key.errors import ConfigurationError
 from constructs import Construct
 
+from compute_key.errors import ConfigurationError
 from sfn_idempotency.definitions import placeholders
 from stacks.nag import acknowledge_state_machine_findings
 

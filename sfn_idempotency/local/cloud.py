@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -14,8 +15,8 @@ from types import TracebackType
 from typing import Any, Self
 
 import boto3
-from compute_key import clock as lambda_clock
 
+from compute_key import clock as lambda_clock
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES
 from sfn_idempotency.local import compat
@@ -56,10 +57,6 @@ class ExecutionResult:
         """The states entered, in order: the path the execution took."""
         return entered_states(self.history)
 
-    @property
-    def state_transitions(self) -> int:
-        return len(self.states)
-
     def lambda_invocations(self, function_arn: str) -> int:
         """How many times this execution scheduled the function (retries included)."""
         return sum(
@@ -89,13 +86,19 @@ class CallCounter:
 
     def __init__(self) -> None:
         self.calls: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()  # executions call from their own threads
 
     def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
-        self.calls[service, operation] += 1
+        with self._lock:
+            self.calls[service, operation] += 1
         return None
 
+    def snapshot(self) -> Counter[tuple[str, str]]:
+        with self._lock:
+            return Counter(self.calls)
+
     def count(self, service: str, operation: str | None = None) -> int:
-        return sum(n for (s, o), n in self.calls.items() if s == service and operation in (None, o))
+        return sum(n for (s, o), n in self.snapshot().items() if s == service and operation in (None, o))
 
 
 class LocalCloud:

@@ -8,8 +8,7 @@ from typing import Any
 
 from compute_key.keys import idempotency_key
 from compute_key.settings import IdempotencySettings
-
-from sfn_idempotency.definitions import with_business_step
+from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.paths import (
@@ -23,7 +22,6 @@ from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
 from sfn_idempotency.settings import example_settings
 
-NESTED_WORKFLOW_PLACEHOLDER = "IdempotencyStateMachineArn"
 COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
 PLACE_ORDER_HANDLER = "place_order.handler.handler"
 

@@ -8,8 +8,8 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
-from compute_key.errors import ConfigurationError
 
+from compute_key.errors import ConfigurationError
 from stacks.idempotent_workflow import IdempotentWorkflow
 from stacks.lambda_code import RUNTIME
 

@@ -7,9 +7,9 @@ import logging
 import re
 
 import pytest
+
 from compute_key import clock
 from compute_key.errors import ConfigurationError, IdempotencyKeyError
-
 from sfn_idempotency.local.lambdas import LocalLambdaContext, cold_start
 from sfn_idempotency.paths import LAMBDAS_DIR
 from tests.unit.powertools_reference import powertools_key, powertools_validation

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from compute_key.errors import ConfigurationError
 
+from compute_key.errors import ConfigurationError
 from sfn_idempotency.settings import EXAMPLE_ENVIRONMENT, example_settings
 
 

@@ -9,10 +9,10 @@ import warnings
 from typing import Any
 
 import pytest
-from compute_key.keys import idempotency_key, validation_hash
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compute_key.keys import idempotency_key, validation_hash
 from tests.unit.powertools_reference import powertools_key, powertools_validation
 
 API_GATEWAY_EVENT = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from compute_key.errors import ConfigurationError
 from compute_key.settings import load_settings
 
