@@ -33,6 +33,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8083
 DEFAULT_WAIT_SECONDS = 300.0
 DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
+LOCAL_REGION = "us-east-1"  # where `serve` creates it
 # flag -> the key Lambda's environment variable it overrides
 SETTING_FLAGS = {
     "key_prefix": "IDEMPOTENCY_KEY_PREFIX",
@@ -184,11 +185,12 @@ def _client(service: str, arguments: argparse.Namespace) -> Any:
     (the local endpoint checks neither)."""
     if not arguments.endpoint_url:
         return boto3.client(service, region_name=arguments.region)
-    session = boto3.Session(region_name=arguments.region or "us-east-1")
+    session = boto3.Session(region_name=arguments.region)
     credentials = (
         {} if session.get_credentials() else {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
     )
-    return session.client(service, endpoint_url=arguments.endpoint_url, **credentials)
+    region = session.region_name or LOCAL_REGION
+    return session.client(service, endpoint_url=arguments.endpoint_url, region_name=region, **credentials)
 
 
 def _default_state_machine(sfn: Any) -> str:
