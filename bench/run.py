@@ -120,7 +120,7 @@ def powertools_guarded_handler(table_name: str, region: str) -> Callable[[Any, A
     )
     config = IdempotencyConfig(event_key_jmespath="orderId")
 
-    @idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config)  # type: ignore[untyped-decorator]
+    @idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config)
     def guarded(order: dict[str, Any]) -> dict[str, Any]:
         return place_order(order)
 
