@@ -103,6 +103,23 @@ def test_transient_errors_in_every_dynamodb_state_are_retried(
     assert idempotent_service.record_for(FIRST)["status"]["S"] == "COMPLETED"
 
 
+@pytest.mark.parametrize("error_code", ["ServiceException", "TooManyRequestsException"])
+def test_transient_lambda_service_errors_are_retried(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud, error_code: str
+):
+    # Given the Lambda service failing the first call to the key Lambda and the first to the business step
+    local_cloud.faults.api_error("lambda", "Invoke", error_code, calls=[1, 3], status_code=500)
+
+    # When an order runs
+    result = idempotent_service.run(FIRST)
+
+    # Then both Tasks retried on Lambda.<error> and the order was placed once
+    failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failures == [f"Lambda.{error_code}"] * 2
+    assert outcome(result) == "Complete"
+    assert idempotent_service.business_runs == 1
+
+
 # (operation, scenario event, expected error, expected record status right after)
 PERMANENT = [
     ("PutItem", FIRST, "IdempotencyPersistenceError", None),
