@@ -17,8 +17,8 @@ from typing import Any, NoReturn
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from compute_key.computation import key_of
 from compute_key.errors import ConfigurationError, IdempotencyKeyError
-from compute_key.keys import idempotency_key
 from compute_key.settings import IdempotencySettings
 from sfn_idempotency import demo, graph
 from sfn_idempotency.executions import wait_for_execution
@@ -265,12 +265,7 @@ def _record_key(arguments: argparse.Namespace) -> str:
     if arguments.key:
         return str(arguments.key)
     settings = _settings(arguments)
-    key = idempotency_key(
-        _read_json(arguments.input),
-        key_prefix=settings.key_prefix,
-        expression=settings.event_key_jmespath,
-        hash_function=settings.hash_function,
-    )
+    key = key_of(_read_json(arguments.input), settings)
     if key is None:
         raise CliError(f"the event has no idempotency key (JMESPath {settings.event_key_jmespath!r})")
     return key

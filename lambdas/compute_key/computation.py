@@ -33,18 +33,23 @@ class KeyComputation(BaseModel):
     max_claim_attempts: int
 
 
+def key_of(event: Any, settings: IdempotencySettings) -> str | None:
+    """The idempotency key of ``event`` under ``settings`` (None: the event holds no key)."""
+    return idempotency_key(
+        event,
+        key_prefix=settings.key_prefix,
+        expression=settings.event_key_jmespath,
+        hash_function=settings.hash_function,
+    )
+
+
 def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyComputation:
     now_ms = clock.now_ms()
     now = now_ms // MILLISECONDS_PER_SECOND
     key = None
     validation = ""
     if not settings.disabled:
-        key = idempotency_key(
-            event,
-            key_prefix=settings.key_prefix,
-            expression=settings.event_key_jmespath,
-            hash_function=settings.hash_function,
-        )
+        key = key_of(event, settings)
         if key is None and settings.raise_on_no_key:
             raise IdempotencyKeyError(
                 f"No data found to create a hashed idempotency key (JMESPath {settings.event_key_jmespath!r})"

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from compute_key.keys import idempotency_key
+from compute_key.computation import key_of
 from compute_key.settings import IdempotencySettings
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
@@ -125,12 +125,7 @@ class IdempotentService:
     # -- records ---------------------------------------------------------------------------
     def key_for(self, event: Any) -> str | None:
         """The key the key Lambda computes for ``event``."""
-        return idempotency_key(
-            event,
-            key_prefix=self.settings.key_prefix,
-            expression=self.settings.event_key_jmespath,
-            hash_function=self.settings.hash_function,
-        )
+        return key_of(event, self.settings)
 
     def record(self, key: str) -> dict[str, Any] | None:
         """The record as DynamoDB holds it (typed attribute values), or None."""
