@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test test-unit test-local test-infra lint format synth serve bench clean
+.PHONY: help install demo test test-unit test-local test-infra test-installed dist lint format synth serve bench clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ install: $(STAMP)  ## create .venv with the project and its dev tools
 demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded engine
 	$(BIN)/sfn-idempotency demo
 
-test: $(STAMP)  ## every test tier: unit, local state-machine runs, CDK synth
+test: $(STAMP)  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP)  ## key computation and configuration
@@ -34,6 +34,14 @@ test-local: $(STAMP)  ## state machines on moto's interpreter
 
 test-infra: $(STAMP)  ## CDK synth assertions and cdk-nag
 	$(BIN)/pytest tests/infra $(PYTEST_ARGS)
+
+test-installed: $(STAMP)  ## build the wheel, install it outside the checkout, run examples/my_project
+	$(BIN)/pytest tests/installed $(PYTEST_ARGS)
+
+dist: $(STAMP)  ## sdist and wheel into dist/, checked by twine
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
 
 lint: $(STAMP)  ## ruff and mypy over the whole tree
 	$(BIN)/ruff check .
@@ -57,4 +65,4 @@ bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests
 	$(BIN)/python -m bench.run
 
 clean:  ## remove the virtual environment and build output
-	rm -rf $(VENV) cdk.out node_modules build *.egg-info
+	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info

@@ -28,7 +28,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from bench.pricing import PRICES_AS_OF, REGION, cost_per_million
-from place_order.orders import place_order
+from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 
 RESULTS_DIR = Path(__file__).parent / "results"
@@ -122,7 +122,8 @@ def powertools_guarded_handler(table_name: str, region: str) -> Callable[[Any, A
 
     @idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config)
     def guarded(order: dict[str, Any]) -> dict[str, Any]:
-        return place_order(order)
+        placed: dict[str, Any] = place_order(order)
+        return placed
 
     def handler(event: Any, context: Any) -> Any:
         config.register_lambda_context(context)

@@ -1,3 +1,3 @@
 """sfn-idempotency: exactly-once business steps orchestrated by AWS Step Functions."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -17,14 +17,14 @@ from typing import Any, NoReturn
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from compute_key.computation import key_of
-from compute_key.errors import ConfigurationError, IdempotencyKeyError
-from compute_key.settings import IdempotencySettings
-from sfn_idempotency import demo, graph
+from sfn_idempotency import __version__, graph
 from sfn_idempotency.executions import wait_for_execution
-from sfn_idempotency.local.backends import PortInUseError, ServerBackend
-from sfn_idempotency.paths import IDEMPOTENCY_ASL
+from sfn_idempotency.extras import MissingExtraError
+from sfn_idempotency.lambdas.compute_key.computation import key_of
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, IdempotencyKeyError
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.records import describe, plain
+from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 
 EXIT_FAILED_EXECUTION = 1
@@ -57,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the same state machine on moto's interpreter with the real Lambda handlers.",
         epilog="Exit codes: 0 success, 1 the execution failed or no record exists, 2 bad input.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     commands.add_parser(
@@ -210,15 +211,27 @@ def _only(kind: str, names: list[str], flag: str) -> str:
 
 
 # -- commands ------------------------------------------------------------------------------------
+def demo(arguments: argparse.Namespace) -> int:
+    from sfn_idempotency import demo
+
+    return demo.main()
+
+
 def serve(arguments: argparse.Namespace) -> int:
     from sfn_idempotency.local import IdempotentService, LocalCloud
+    from sfn_idempotency.local.backends import PortInUseError, ServerBackend
 
     settings = _settings(arguments)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
     stop = threading.Event()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signal_number, lambda *_: stop.set())
-    with LocalCloud(backend=ServerBackend(arguments.host, arguments.port)) as cloud:
+    cloud = LocalCloud(backend=ServerBackend(arguments.host, arguments.port))
+    try:
+        cloud.start()
+    except PortInUseError as error:
+        raise CliError(str(error)) from None
+    try:
         service = IdempotentService(cloud, settings)
         # Events for the same orders, keyed on detail.orderId, share the table and the key prefix.
         event_settings = settings.model_copy(update={"event_key_jmespath": ORDER_EVENT_KEY_JMESPATH})
@@ -232,6 +245,8 @@ def serve(arguments: argparse.Namespace) -> int:
         }
         print(json.dumps(ready), flush=True)
         stop.wait()
+    finally:
+        cloud.close()
     print("sfn-idempotency: stopped", file=sys.stderr, flush=True)
     return 0
 
@@ -265,7 +280,7 @@ def _record_key(arguments: argparse.Namespace) -> str:
     if arguments.key:
         return str(arguments.key)
     settings = _settings(arguments)
-    key = key_of(_read_json(arguments.input), settings)
+    key: str | None = key_of(_read_json(arguments.input), settings)
     if key is None:
         raise CliError(f"the event has no idempotency key (JMESPath {settings.event_key_jmespath!r})")
     return key
@@ -312,7 +327,7 @@ def draw(arguments: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "demo": lambda _: demo.main(),
+    "demo": demo,
     "serve": serve,
     "start": start,
     "record": record,
@@ -325,8 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     try:
         return COMMANDS[arguments.command](arguments)
-    except (CliError, ConfigurationError, IdempotencyKeyError, PortInUseError) as error:
+    except (CliError, ConfigurationError, IdempotencyKeyError, MissingExtraError) as error:
         return _bad_input(str(error))
+
     except ClientError as error:
         return _bad_input(f"{error.response['Error']['Code']}: {error.response['Error'].get('Message', '')}")
     except BotoCoreError as error:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 
 # The example business step places orders; the order id is what makes two requests "the same".
 EXAMPLE_ENVIRONMENT: dict[str, str] = {

@@ -1,1 +1,1 @@
-"""CDK: the idempotency table, the reusable IdempotentWorkflow construct, and the service stack."""
+"""The example app's own stacks, built only from ``sfn_idempotency.cdk`` (not shipped in the wheel)."""

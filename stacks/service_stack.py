@@ -11,17 +11,21 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from compute_key.settings import IdempotencySettings
-from sfn_idempotency.paths import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
+from sfn_idempotency.cdk import (
+    RUNTIME,
+    EventTrigger,
+    IdempotencyTable,
+    IdempotentWorkflow,
+    NestedWorkflow,
+    handler_code,
+    powertools_layer,
+)
+from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
+from sfn_idempotency.cdk.state_machines import LOG_RETENTION
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.patterns import load_pattern
+from sfn_idempotency.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, ORDER_MESSAGE_KEY_JMESPATH
-from stacks.event_trigger import EventTrigger
-from stacks.idempotency_table import IdempotencyTable
-from stacks.idempotent_workflow import IdempotentWorkflow
-from stacks.lambda_code import RUNTIME, handler_code, powertools_layer
-from stacks.nag import acknowledge_lambda_findings
-from stacks.nested_workflow import NestedWorkflow
-from stacks.state_machines import LOG_RETENTION
 
 BUSINESS_MEMORY_MB = 256
 

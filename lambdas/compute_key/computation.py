@@ -7,10 +7,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-from compute_key.clock import Clock
-from compute_key.errors import IdempotencyKeyError
-from compute_key.keys import idempotency_key, validation_hash
-from compute_key.settings import IdempotencySettings
+from .clock import Clock
+from .errors import IdempotencyKeyError
+from .keys import idempotency_key, validation_hash
+from .settings import IdempotencySettings
 
 MILLISECONDS_PER_SECOND = 1000
 

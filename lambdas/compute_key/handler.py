@@ -8,10 +8,10 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from compute_key import clock
-from compute_key.computation import compute
-from compute_key.errors import IdempotencyKeyError
-from compute_key.settings import load_settings
+from . import clock
+from .computation import compute
+from .errors import IdempotencyKeyError
+from .settings import load_settings
 
 # Cold start: a bad IDEMPOTENCY_* value fails here, before any request is served.
 SETTINGS = load_settings(os.environ)

@@ -15,7 +15,7 @@ import jmespath
 from aws_lambda_powertools.utilities.jmespath_utils import PowertoolsFunctions
 from jmespath.exceptions import JMESPathError
 
-from compute_key.errors import IdempotencyKeyError
+from .errors import IdempotencyKeyError
 
 _JMESPATH_OPTIONS = jmespath.Options(custom_functions=PowertoolsFunctions())
 

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.jmespath_utils import PowertoolsFunctions
 from jmespath.exceptions import JMESPathError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from compute_key.errors import ConfigurationError
+from .errors import ConfigurationError
 
 SECONDS_PER_DAY = 86_400
 MAX_EXPIRES_AFTER_SECONDS = 365 * SECONDS_PER_DAY

@@ -7,7 +7,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from place_order.orders import place_order
+from .orders import place_order
 
 logger = Logger(service="place-order")
 

@@ -16,9 +16,9 @@ from typing import Any, Self
 
 import boto3
 
-from compute_key import clock as lambda_clock
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES
+from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
@@ -109,6 +109,7 @@ class LocalCloud:
     def __init__(
         self, region: str = DEFAULT_REGION, retry_wait_scale: float = 1.0, backend: Backend | None = None
     ) -> None:
+        compat.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region = region
         self.account = MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale

@@ -46,6 +46,7 @@ import copy
 import datetime
 import functools
 import importlib
+import importlib.metadata
 import json
 import pkgutil
 import sys
@@ -53,6 +54,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -64,6 +66,8 @@ from moto.stepfunctions.parser.utils import snake_to_camel_case
 
 from sfn_idempotency.local.calls import CallInterceptor
 
+# The moto releases the fixes were written and tested against; keep equal to pyproject's [local] pin.
+SUPPORTED_MOTO = ">=5.2.5,<5.3"
 _BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
@@ -149,30 +153,6 @@ class _ScaledTime:
 retry_time = _ScaledTime()
 
 
-def install() -> None:
-    """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
-    module = importlib.import_module
-    _route_task_clients()
-    setattr(module(_RETRIER_MODULE), "time", retry_time)  # noqa: B010
-    execution_worker = module(_EXECUTION_MODULE).BaseExecutionWorkerCommunication
-    _replace(execution_worker, "_reflect_execution_status", _store_output_as_json_text)
-    _replace(module(_FAIL_STATE_MODULE), "CustomErrorName", _allow_builtin_error_names)
-    _replace(
-        module(_PARSER_MODELS_MODULE).StepFunctionsParserBackend, "start_execution", _name_unnamed_executions
-    )
-    sfn_task = module(_SFN_TASK_MODULE).StateTaskServiceSfn
-    _replace(sfn_task, "_normalise_parameters", _pascal_case_request)
-    _replace(sfn_task, "_normalise_response", _pascal_case_response)
-    _replace(module(_EVENTS_MODULE).Rule, "send_to_targets", _deliver_to_state_machines)
-    _replace(module(_EXECUTION_WORKER_MODULE).ExecutionWorker, "_get_evaluation_entrypoint", _parse_once)
-    _replace(module(_ERROR_EQUALS_MODULE).ErrorEqualsDecl, "_eval_body", _wildcard_spares_terminal_errors)
-    for json_path_module in _JSON_PATH_MODULES:
-        _replace(module(json_path_module), "parse", _parse_path_once)
-    _replace(module(_RESPONSES_MODULE), "method_names_from_class", functools.cache)
-    for operation in _ATOMIC_WRITES:
-        _replace(module(_DYNAMODB_MODULE).DynamoDBBackend, operation, _atomic)
-
-
 def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
     """``owner.attribute = build(original)``; installing again rebuilds from the same original."""
     saved = f"_sfn_local_original_{attribute}"
@@ -182,9 +162,8 @@ def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
 
 
 def _route_task_clients() -> None:
-    boto_client_module = importlib.import_module(_BOTO_CLIENT_MODULE)
-    _replace(boto_client_module, "boto_client_for", lambda _original: cached_boto_client_for)
-    original = boto_client_module._sfn_local_original_boto_client_for
+    """Interpreter modules imported ``boto_client_for`` by name: point each at the cached one too."""
+    original = importlib.import_module(_BOTO_CLIENT_MODULE)._sfn_local_original_boto_client_for
     for module in _interpreter_modules():
         if getattr(module, "boto_client_for", None) is original:
             module.boto_client_for = cached_boto_client_for
@@ -387,3 +366,93 @@ def _wildcard_spares_terminal_errors(original: Callable[[Any, Any], None]) -> Ca
 
 def _parse_path_once(original: Callable[[str], Any]) -> Callable[[str], Any]:
     return functools.lru_cache(maxsize=_PARSED_PATHS_KEPT)(original)
+
+
+class IncompatibleMotoError(RuntimeError):
+    """The installed moto lacks an internal that a fix patches: results would be wrong, so refuse."""
+
+
+@dataclass(frozen=True)
+class _Patch:
+    """``owner.attribute = build(original)``; ``owner`` is ``module`` or ``module:Class``."""
+
+    fix: int
+    owner: str
+    attribute: str
+    build: Callable[[Any], Any]
+
+    def resolve_owner(self) -> Any:
+        module_name, _, class_name = self.owner.partition(":")
+        owner = importlib.import_module(module_name)
+        return getattr(owner, class_name) if class_name else owner
+
+
+def _keep(original: Any) -> Any:
+    return original
+
+
+# Every moto internal the engine touches, by fix number; attributes only read use `_keep`.
+_PATCHES: tuple[_Patch, ...] = (
+    _Patch(1, _BOTO_CLIENT_MODULE, "boto_client_for", lambda _original: cached_boto_client_for),
+    _Patch(1, "moto.core.models", "botocore_stubber", _keep),
+    _Patch(2, _RETRIER_MODULE, "time", lambda _original: retry_time),
+    _Patch(
+        3,
+        f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication",
+        "_reflect_execution_status",
+        _store_output_as_json_text,
+    ),
+    _Patch(4, _FAIL_STATE_MODULE, "CustomErrorName", _allow_builtin_error_names),
+    _Patch(
+        5, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "start_execution", _name_unnamed_executions
+    ),
+    _Patch(5, _PARSER_MODELS_MODULE, "stepfunctions_parser_backends", _keep),
+    _Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_parameters", _pascal_case_request),
+    _Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_response", _pascal_case_response),
+    _Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_to_boto_request", _keep),
+    _Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_from_boto_response", _keep),
+    _Patch(7, f"{_EVENTS_MODULE}:Rule", "send_to_targets", _deliver_to_state_machines),
+    _Patch(7, _EVENTS_MODULE, "events_backends", _keep),
+    _Patch(7, "moto.events.utils", "EventTemplateParser", _keep),
+    *(_Patch(8, f"{_DYNAMODB_MODULE}:DynamoDBBackend", operation, _atomic) for operation in _ATOMIC_WRITES),
+    _Patch(9, f"{_EXECUTION_WORKER_MODULE}:ExecutionWorker", "_get_evaluation_entrypoint", _parse_once),
+    _Patch(9, "moto.stepfunctions.parser.asl.parse.asl_parser", "AmazonStateLanguageParser", _keep),
+    _Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_terminal_errors),
+    *(_Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
+    _Patch(12, _RESPONSES_MODULE, "method_names_from_class", functools.cache),
+)
+
+
+def incompatibilities() -> list[str]:
+    """What each fix needs from moto and this moto lacks (empty: every fix applies)."""
+    problems = []
+    for patch in _PATCHES:
+        try:
+            owner = patch.resolve_owner()
+        except (ImportError, AttributeError) as error:
+            problems.append(f"fix {patch.fix}: {patch.owner} is missing ({error})")
+            continue
+        if not hasattr(owner, patch.attribute):
+            problems.append(f"fix {patch.fix}: {patch.owner}.{patch.attribute} is missing")
+    return problems
+
+
+def check() -> None:
+    """Refuse a moto whose internals moved, naming its version and the fixes that cannot apply."""
+    problems = incompatibilities()
+    if problems:
+        raise IncompatibleMotoError(
+            f"moto {importlib.metadata.version('moto')} is not supported by the local engine "
+            f"(tested range {SUPPORTED_MOTO}): {'; '.join(problems)}. "
+            f"Install a supported one: pip install 'moto{SUPPORTED_MOTO}'"
+        )
+
+
+def install() -> None:
+    """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
+    check()
+    _interpreter_modules()
+    for patch in _PATCHES:
+        if patch.build is not _keep:
+            _replace(patch.resolve_owner(), patch.attribute, patch.build)
+    _route_task_clients()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import itertools
 import json
@@ -20,6 +21,7 @@ from urllib.parse import unquote
 
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.faults import FaultPlan
+from sfn_idempotency.resources import LAMBDAS_DIR
 
 Handler = Callable[[Any, Any], Any]
 _cold_start_lock = threading.Lock()
@@ -73,20 +75,28 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 
 
 def cold_start(code_dir: Path, handler: str, environment: Mapping[str, str]) -> Handler:
-    """Load ``module.function`` from ``code_dir`` as a fresh module, with the function's environment.
+    """Load ``package.module.function`` from ``code_dir`` with the function's environment, as a
+    Lambda cold start imports it from the asset root.
 
-    A fresh module per function is a fresh sandbox: module-level configuration is read again, as
-    at a Lambda cold start, and two functions built from one file keep separate settings.
+    The handler module is loaded fresh for every function: module-level configuration is read
+    again, and two functions built from one file keep separate settings. Its package is imported
+    once, like any library, so relative imports (``from .settings import ...``) resolve: for the
+    handlers this package ships that is ``sfn_idempotency.lambdas.<package>``, for a user's
+    ``code_dir`` the top-level package found on ``sys.path``.
     """
     module_path, _, function_name = handler.rpartition(".")
     source = code_dir / Path(*module_path.split(".")).with_suffix(".py")
     if not source.is_file():
         raise FileNotFoundError(f"handler {handler!r}: no file {source}")
+    package, _, leaf = module_path.rpartition(".")
     with _cold_start_lock, _environment(environment):
-        if str(code_dir) not in sys.path:
-            sys.path.append(str(code_dir))
+        prefix = _import_prefix(code_dir)
+        parent = f"{prefix}{package}" if package else ""
+        if parent:
+            importlib.import_module(parent)
+        fresh_name = f"{leaf}__cold_start_{next(_module_numbers)}"
         spec = importlib.util.spec_from_file_location(
-            f"{module_path}.__local_{next(_module_numbers)}", source
+            f"{parent}.{fresh_name}" if parent else fresh_name, source
         )
         if spec is None or spec.loader is None:
             raise ImportError(f"cannot load {source}")
@@ -94,6 +104,16 @@ def cold_start(code_dir: Path, handler: str, environment: Mapping[str, str]) -> 
         spec.loader.exec_module(module)
     function: Handler = getattr(module, function_name)
     return function
+
+
+def _import_prefix(code_dir: Path) -> str:
+    """How the packages in ``code_dir`` are imported: through this package for its own handlers,
+    else as top-level packages from ``code_dir`` put on ``sys.path``."""
+    if code_dir.resolve() == LAMBDAS_DIR.resolve():
+        return "sfn_idempotency.lambdas."
+    if str(code_dir) not in sys.path:
+        sys.path.append(str(code_dir))
+    return ""
 
 
 class LambdaRuntime:

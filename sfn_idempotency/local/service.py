@@ -6,20 +6,20 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from compute_key.computation import key_of
-from compute_key.settings import IdempotencySettings
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step
+from sfn_idempotency.lambdas.compute_key.computation import key_of
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
-from sfn_idempotency.paths import (
+from sfn_idempotency.patterns import load_pattern
+from sfn_idempotency.records import plain
+from sfn_idempotency.resources import (
     EXECUTION_ENDED_PATTERN,
     IDEMPOTENCY_ASL,
     LAMBDAS_DIR,
     ORDER_PLACED_PATTERN,
     RELEASE_ASL,
 )
-from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.records import plain
 from sfn_idempotency.settings import example_settings
 
 COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
@@ -36,12 +36,15 @@ class IdempotentService:
         *,
         name: str = "idempotency",
         business_handler: str | Handler = PLACE_ORDER_HANDLER,
+        business_code_dir: Path = LAMBDAS_DIR,
         business_step: Mapping[str, Any] | None = None,
         business_substitutions: Mapping[str, str] | None = None,
         table_name: str | None = None,
         asl_path: Path = IDEMPOTENCY_ASL,
     ) -> None:
-        """``business_step`` (a Task's Resource, Parameters...) replaces the business Lambda, with
+        """The business Lambda is ``business_handler``: ``"package.module.function"`` under
+        ``business_code_dir`` (default: the example ``place_order``) or a Python callable.
+        ``business_step`` (a Task's Resource, Parameters...) replaces it, with
         ``business_substitutions`` for its own placeholders; see definitions.with_business_step."""
         self.cloud = cloud
         self.settings = settings or example_settings()
@@ -63,7 +66,7 @@ class IdempotentService:
             self.business = cloud.add_function(
                 self.business_function,
                 business_handler,
-                code_dir=LAMBDAS_DIR,
+                code_dir=business_code_dir,
                 environment={"POWERTOOLS_LOG_LEVEL": "WARNING"},
                 timeout_seconds=self.settings.timeout_seconds,
             )
@@ -125,7 +128,8 @@ class IdempotentService:
     # -- records ---------------------------------------------------------------------------
     def key_for(self, event: Any) -> str | None:
         """The key the key Lambda computes for ``event``."""
-        return key_of(event, self.settings)
+        key: str | None = key_of(event, self.settings)
+        return key
 
     def record(self, key: str) -> dict[str, Any] | None:
         """The record as DynamoDB holds it (typed attribute values), or None."""

@@ -17,11 +17,11 @@ from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from sfn_idempotency.cdk.idempotency_table import IdempotencyTable
+from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
+from sfn_idempotency.cdk.lambda_code import RUNTIME, handler_code
+from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.settings import example_settings
-from stacks.idempotency_table import IdempotencyTable
-from stacks.idempotent_workflow import IdempotentWorkflow
-from stacks.lambda_code import RUNTIME, handler_code
-from stacks.nag import acknowledge_lambda_findings
 from stacks.service_stack import IdempotencyServiceStack
 from tests.business_steps import SQS_SEND_STEP
 

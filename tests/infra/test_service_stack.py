@@ -9,7 +9,7 @@ import pytest
 from aws_cdk.assertions import Match, Template
 
 from sfn_idempotency.definitions import PLACEHOLDER, placeholders
-from sfn_idempotency.paths import (
+from sfn_idempotency.resources import (
     EXECUTION_ENDED_PATTERN,
     IDEMPOTENCY_ASL,
     ORDER_PLACED_PATTERN,

@@ -9,9 +9,9 @@ import pytest
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 
-from compute_key.errors import ConfigurationError
-from stacks.idempotent_workflow import IdempotentWorkflow
-from stacks.lambda_code import RUNTIME
+from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
+from sfn_idempotency.cdk.lambda_code import RUNTIME
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 
 
 def build(**props: Any) -> IdempotentWorkflow:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from place_order.orders import place_order
+from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.settings import example_settings
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,18 +18,13 @@ import pytest
 
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
-from sfn_idempotency.paths import IDEMPOTENCY_ASL, PROJECT_ROOT
+from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from tests.servers import free_port, read_ready_line
 
 BIN = Path(sys.executable).parent
 CLI = str(BIN / "sfn-idempotency")
-READY_DEADLINE_SECONDS = 60
 COMMAND_DEADLINE_SECONDS = 60
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]  # the README this test keeps current
 
 
 def clean_environment() -> dict[str, str]:
@@ -64,19 +57,6 @@ class Server:
             aws_access_key_id="local",
             aws_secret_access_key="local",
         )
-
-
-def read_ready_line(process: subprocess.Popen[str]) -> dict[str, Any]:
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(process.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(READY_DEADLINE_SECONDS)
-    if not lines or not lines[0]:
-        process.kill()
-        raise AssertionError(
-            f"serve printed no ready line within {READY_DEADLINE_SECONDS} s: {process.stderr.read()}"
-        )
-    return dict(json.loads(lines[0]))
 
 
 def start_server() -> subprocess.Popen[str]:
@@ -347,4 +327,4 @@ def test_graph_is_the_asl_and_the_readme_embeds_it():
     assert result.stdout == mermaid(IDEMPOTENCY_ASL)
     states = json.loads(IDEMPOTENCY_ASL.read_text())["States"]
     assert all(name in result.stdout for name in states)
-    assert f"```mermaid\n{result.stdout}```" in (PROJECT_ROOT / "README.md").read_text()
+    assert f"```mermaid\n{result.stdout}```" in (REPOSITORY_ROOT / "README.md").read_text()

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.paths import ORDER_WORKFLOW_ASL
+from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from tests.business_steps import SQS_SEND_STEP
 from tests.local.conftest import Gate, ServiceFactory
 

@@ -331,3 +331,33 @@ def test_start_execution_integration_speaks_pascal_case(local_cloud: LocalCloud,
     started = local_cloud.wait(result.output["ExecutionArn"])
     assert json.loads(started.history[0]["executionStartedEventDetails"]["input"]) == {"from": "parent"}
     assert started.output == {"child": True}
+
+
+def test_a_moto_without_a_patched_internal_is_refused_at_construction(monkeypatch: pytest.MonkeyPatch):
+    # Given a moto whose request dispatch moved (fix 12's target is gone)
+    import moto
+    import moto.core.responses
+
+    monkeypatch.delattr(moto.core.responses, "method_names_from_class")
+    # When a LocalCloud is made, Then it refuses, naming the moto version and the fix
+    with pytest.raises(compat.IncompatibleMotoError) as refused:
+        LocalCloud()
+    message = str(refused.value)
+    assert f"moto {moto.__version__} is not supported" in message
+    assert "fix 12: moto.core.responses.method_names_from_class is missing" in message
+    assert f"pip install 'moto{compat.SUPPORTED_MOTO}'" in message
+
+
+def test_the_supported_moto_range_is_the_one_the_package_pins():
+    # The [local] extra's pin and the engine's own range must not drift apart.
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
+    pins = [Requirement(r) for r in requires("sfn-idempotency") or [] if r.startswith("moto[")]
+    assert [pin.specifier for pin in pins] == [SpecifierSet(compat.SUPPORTED_MOTO)]
+
+
+def test_the_installed_moto_has_every_internal_the_fixes_patch():
+    assert compat.incompatibilities() == []

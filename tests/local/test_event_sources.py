@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.paths import SQS_BATCH_ASL
+from sfn_idempotency.resources import SQS_BATCH_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 
 ORDER = {"orderId": "o-evt", "amount": 12}

@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
-from place_order.orders import place_order
+from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService
 from sfn_idempotency.local.lambdas import LocalLambdaContext
 
@@ -48,7 +48,7 @@ def powertools_place_order(idempotent_service: IdempotentService) -> PowertoolsG
         key_prefix=settings.key_prefix,
     )
     def guarded(order: dict[str, Any]) -> dict[str, Any]:
-        result = place_order(order)
+        result: dict[str, Any] = place_order(order)
         runs.append(result)
         return result
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compute_key.errors import ConfigurationError
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.settings import EXAMPLE_ENVIRONMENT, example_settings
 
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compute_key.keys import idempotency_key, validation_hash
+from sfn_idempotency.lambdas.compute_key.keys import idempotency_key, validation_hash
 from tests.unit.powertools_reference import powertools_key, powertools_validation
 
 API_GATEWAY_EVENT = {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from compute_key.errors import ConfigurationError
-from compute_key.settings import load_settings
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.lambdas.compute_key.settings import load_settings
 
 VALID = {"IDEMPOTENCY_KEY_PREFIX": "orders"}
 

@@ -9,9 +9,9 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from compute_key.errors import ConfigurationError
+from sfn_idempotency.cdk.nag import acknowledge_state_machine_findings
 from sfn_idempotency.definitions import placeholders
-from stacks.nag import acknowledge_state_machine_findings
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 

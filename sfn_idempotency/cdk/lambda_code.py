@@ -6,7 +6,7 @@ from aws_cdk import Aws, Stack
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
-from sfn_idempotency.paths import LAMBDAS_DIR
+from sfn_idempotency.resources import LAMBDAS_DIR
 
 # Powertools for AWS Lambda (Python) v3, public layer published by AWS in every commercial region.
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"

@@ -9,9 +9,9 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from sfn_idempotency.cdk.nag import acknowledge_child_execution_wildcard
+from sfn_idempotency.cdk.state_machines import build_state_machine
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER
-from stacks.nag import acknowledge_child_execution_wildcard
-from stacks.state_machines import build_state_machine
 
 # Step Functions' managed rule that tells a .sync caller when its child has ended.
 SYNC_EVENTS_RULE = "StepFunctionsGetEventsForStepFunctionsExecutionRule"

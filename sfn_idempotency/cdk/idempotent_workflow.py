@@ -13,16 +13,16 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from compute_key.errors import ConfigurationError
-from compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.cdk.event_trigger import EventTrigger
+from sfn_idempotency.cdk.idempotency_table import IdempotencyTable
+from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
+from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
+from sfn_idempotency.cdk.state_machines import LOG_RETENTION, build_state_machine
 from sfn_idempotency.definitions import DefinitionError, with_business_step
-from sfn_idempotency.paths import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 from sfn_idempotency.patterns import load_pattern
-from stacks.event_trigger import EventTrigger
-from stacks.idempotency_table import IdempotencyTable
-from stacks.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
-from stacks.nag import acknowledge_lambda_findings
-from stacks.state_machines import LOG_RETENTION, build_state_machine
+from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 EXPRESS_MAX_DURATION_SECONDS = 300

@@ -12,7 +12,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from stacks.nag import acknowledge_dead_letter_queue_findings
+from sfn_idempotency.cdk.nag import acknowledge_dead_letter_queue_findings
 
 # EventBridge retries a failed StartExecution with backoff for up to 24 hours, 185 times at most.
 MAX_EVENT_AGE = Duration.hours(24)

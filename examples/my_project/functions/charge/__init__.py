@@ -1,0 +1,1 @@
+"""A user's own business Lambda: charges a card (here: makes up a charge id)."""

@@ -1,0 +1,39 @@
+"""Public API: the CDK constructs a user composes (``pip install 'sfn-idempotency[cdk]'``).
+
+- ``IdempotencyTable``: the records' table (Powertools' schema, TTL, point-in-time recovery).
+- ``IdempotentWorkflow``: the state machine of ``idempotency.asl.json`` around a Lambda or any Task.
+- ``ClaimRelease``: releases claims of executions that ended where no Catch could see it.
+- ``NestedWorkflow``: a workflow that runs an idempotent one with ``startExecution.sync:2``.
+- ``EventTrigger``: an EventBridge rule that starts a state machine, with retries and a DLQ.
+- ``build_state_machine``, ``handler_code``, ``powertools_layer``: the building blocks they share.
+"""
+
+from sfn_idempotency.extras import require_extra
+
+require_extra("cdk", "sfn_idempotency.cdk")
+
+from sfn_idempotency.cdk.event_trigger import EventTrigger, event_pattern  # noqa: E402
+from sfn_idempotency.cdk.idempotency_table import IdempotencyTable  # noqa: E402
+from sfn_idempotency.cdk.idempotent_workflow import ClaimRelease, IdempotentWorkflow  # noqa: E402
+from sfn_idempotency.cdk.lambda_code import (  # noqa: E402
+    POWERTOOLS_LAYER_VERSION,
+    RUNTIME,
+    handler_code,
+    powertools_layer,
+)
+from sfn_idempotency.cdk.nested_workflow import NestedWorkflow  # noqa: E402
+from sfn_idempotency.cdk.state_machines import build_state_machine  # noqa: E402
+
+__all__ = [
+    "POWERTOOLS_LAYER_VERSION",
+    "RUNTIME",
+    "ClaimRelease",
+    "EventTrigger",
+    "IdempotencyTable",
+    "IdempotentWorkflow",
+    "NestedWorkflow",
+    "build_state_machine",
+    "event_pattern",
+    "handler_code",
+    "powertools_layer",
+]

@@ -1,0 +1,32 @@
+"""The data files the package ships: the ASL, the EventBridge patterns and the Lambda code.
+
+They live in the repository's top-level ``statemachines/``, ``events/`` and ``lambdas/`` folders and
+are built into the wheel as the packages ``sfn_idempotency.statemachines``, ``.events`` and
+``.lambdas`` (pyproject's package-dir mapping), so there is one copy. Found through
+``importlib.resources``: the same code works in a checkout, an editable install and the wheel.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+
+def package_dir(package: str) -> Path:
+    """The folder of an installed data package. CDK assets and moto need real files, so an
+    install that is not on the file system (a zip) is refused with a clear message."""
+    location = files(package)
+    if not isinstance(location, Path) or not location.is_dir():
+        raise FileNotFoundError(f"{package} is not installed as a folder on disk ({location!r})")
+    return location
+
+
+STATEMACHINES_DIR = package_dir("sfn_idempotency.statemachines")
+LAMBDAS_DIR = package_dir("sfn_idempotency.lambdas")
+EVENTS_DIR = package_dir("sfn_idempotency.events")
+IDEMPOTENCY_ASL = STATEMACHINES_DIR / "idempotency.asl.json"
+ORDER_WORKFLOW_ASL = STATEMACHINES_DIR / "order_workflow.asl.json"
+SQS_BATCH_ASL = STATEMACHINES_DIR / "sqs_batch.asl.json"
+RELEASE_ASL = STATEMACHINES_DIR / "release_abandoned_claim.asl.json"
+ORDER_PLACED_PATTERN = EVENTS_DIR / "order_placed.pattern.json"
+EXECUTION_ENDED_PATTERN = EVENTS_DIR / "execution_ended.pattern.json"

@@ -1,0 +1,37 @@
+"""Public API: test state machines locally (``pip install 'sfn-idempotency[local]'``).
+
+- ``LocalCloud``: one in-process AWS account on moto's Step Functions interpreter, with moto
+  DynamoDB and EventBridge and your real Lambda handlers; ``clock`` moves time, ``faults`` injects
+  API errors, function errors and delays.
+- ``IdempotentService``: the idempotent workflow deployed on a LocalCloud as the construct deploys it.
+- ``ExecutionResult``: status, output, error, cause, visited states and history of one execution.
+- ``load_settings`` / ``IdempotencySettings``: the key Lambda's configuration (``IDEMPOTENCY_*``
+  names), validated as the Lambda validates it at cold start; ``example_settings``: the example's.
+
+The pytest plugin (registered on install) provides the fixtures ``local_cloud`` and
+``idempotent_service``.
+"""
+
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.local.clock import MovableClock
+from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
+from sfn_idempotency.local.compat import IncompatibleMotoError
+from sfn_idempotency.local.faults import FaultPlan
+from sfn_idempotency.local.lambdas import LocalFunction, LocalLambdaContext
+from sfn_idempotency.local.service import IdempotentService
+from sfn_idempotency.settings import example_settings
+
+__all__ = [
+    "EngineError",
+    "ExecutionResult",
+    "FaultPlan",
+    "IdempotencySettings",
+    "IdempotentService",
+    "IncompatibleMotoError",
+    "LocalCloud",
+    "LocalFunction",
+    "LocalLambdaContext",
+    "MovableClock",
+    "example_settings",
+    "load_settings",
+]

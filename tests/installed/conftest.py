@@ -1,0 +1,121 @@
+"""The installed tier: build the sdist and the wheel, install the wheel into fresh virtual
+environments outside the checkout, and use it from there as a user's project would.
+
+Installs reuse pip's cache; nothing is fetched but packages from the registries."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_PROJECT = REPOSITORY_ROOT / "examples" / "my_project"
+INSTALL_DEADLINE_SECONDS = 900
+COMMAND_DEADLINE_SECONDS = 300
+
+
+def run(
+    command: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    timeout: float = COMMAND_DEADLINE_SECONDS,
+) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"{command} exited {result.returncode}\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@dataclass(frozen=True)
+class Distributions:
+    wheel: Path  # built from the sdist, as `python -m build` does
+    sdist: Path
+    folder: Path
+
+
+@pytest.fixture(scope="session")
+def dists(tmp_path_factory: pytest.TempPathFactory) -> Distributions:
+    folder = tmp_path_factory.mktemp("dist")
+    run(
+        [sys.executable, "-m", "build", "--outdir", str(folder), str(REPOSITORY_ROOT)],
+        cwd=folder,
+        timeout=INSTALL_DEADLINE_SECONDS,
+    )
+    (wheel,) = folder.glob("*.whl")
+    (sdist,) = folder.glob("*.tar.gz")
+    return Distributions(wheel=wheel, sdist=sdist, folder=folder)
+
+
+@dataclass(frozen=True)
+class UserEnvironment:
+    """A virtual environment outside the checkout with the wheel installed, and a user project."""
+
+    root: Path
+    project: Path
+    added_to_site_packages: frozenset[str]
+
+    @property
+    def bin(self) -> Path:
+        return self.root / "bin"
+
+    @property
+    def python(self) -> str:
+        return str(self.bin / "python")
+
+    def env(self) -> dict[str, str]:
+        """The environment a user's shell would have with the virtual environment activated."""
+        environment = {
+            name: value
+            for name, value in os.environ.items()
+            if name not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME"} and not name.startswith("PYTEST_")
+        }
+        environment.update(
+            PATH=f"{self.bin}{os.pathsep}{environment.get('PATH', '')}",
+            VIRTUAL_ENV=str(self.root),
+            # jsii warns on every start that Node 20 is past end of life; the CDK still runs on it.
+            JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20",
+        )
+        return environment
+
+    def run(
+        self, command: list[str], *, check: bool = True, env_extra: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return run(command, cwd=self.project, env={**self.env(), **(env_extra or {})}, check=check)
+
+
+def make_venv(root: Path) -> Path:
+    venv.EnvBuilder(with_pip=True, clear=True).create(root)
+    return root / "bin"
+
+
+def site_packages(root: Path) -> set[str]:
+    (folder,) = root.glob("lib/python*/site-packages")
+    return {entry.name for entry in folder.iterdir() if entry.name != "__pycache__"}
+
+
+@pytest.fixture(scope="session")
+def user_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> UserEnvironment:
+    """``pip install "sfn-idempotency[cdk,local]" pytest`` in a fresh venv; site-packages is listed
+    before and after the wheel itself goes in, so what the wheel adds is known exactly."""
+    root = tmp_path_factory.mktemp("user-venv")
+    bin_dir = make_venv(root)
+    pip = [str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    run([*pip, f"{dists.wheel}[cdk,local]", "pytest"], cwd=root, timeout=INSTALL_DEADLINE_SECONDS)
+    run([str(bin_dir / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "sfn-idempotency"], cwd=root)
+    before = site_packages(root)
+    run([*pip, "--no-deps", str(dists.wheel)], cwd=root)
+    added = frozenset(site_packages(root) - before)
+    project = tmp_path_factory.mktemp("user-project") / "my_project"
+    shutil.copytree(EXAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__", "cdk.out"))
+    return UserEnvironment(root=root, project=project, added_to_site_packages=added)
