@@ -4,10 +4,13 @@ the idempotency flow around a business step other than a Lambda."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
 # How the workflows that nest the idempotent one (order_workflow, sqs_batch) name their child.
@@ -65,3 +68,52 @@ def with_business_step(definition: str, task: Mapping[str, Any]) -> str:
     if selector:
         document["States"]["ExecuteWithoutRecord"]["ResultSelector"] = selector
     return json.dumps(document, indent=2)
+
+
+# ASL defaults of a Retrier (Amazon States Language, "Retrying after an error").
+DEFAULT_INTERVAL_SECONDS = 1
+DEFAULT_MAX_ATTEMPTS = 3
+DEFAULT_BACKOFF_RATE = 2.0
+# Latency of the state transitions and DynamoDB calls between computing the key and the business
+# step's start, and clock skew between the key Lambda and DynamoDB's callers.
+LEASE_MARGIN_SECONDS = 10
+# The states of the idempotency flow between the key's computation and the business step's end.
+CLAIM_STATES = ("Claim", "Read")
+EXECUTE_STATE = "Execute"
+
+
+def worst_case_backoff_seconds(retriers: list[dict[str, Any]]) -> float:
+    """The longest a state can wait between its attempts: every retrier used up (each keeps its own
+    count), each wait its full ``IntervalSeconds * BackoffRate**n`` (FULL jitter only shortens it),
+    capped by ``MaxDelaySeconds``."""
+    total = 0.0
+    for retrier in retriers:
+        interval = retrier.get("IntervalSeconds", DEFAULT_INTERVAL_SECONDS)
+        rate = retrier.get("BackoffRate", DEFAULT_BACKOFF_RATE)
+        cap = retrier.get("MaxDelaySeconds")
+        for attempt in range(retrier.get("MaxAttempts", DEFAULT_MAX_ATTEMPTS)):
+            delay = interval * rate**attempt
+            total += min(delay, cap) if cap is not None else delay
+    return total
+
+
+def worst_case_lease_seconds(definition: str, timeout_seconds: int, max_claim_attempts: int) -> int:
+    """How long after the key is computed the business step may still be running, as ``definition``
+    (the idempotency flow) allows: every claim attempt's retries and backoff (Claim, Read), then
+    every attempt of the business step at its full timeout with the backoff between them, plus a
+    margin. A shorter lease would let a second execution claim a key whose step still runs."""
+    states = json.loads(definition)["States"]
+    claim_phase = max_claim_attempts * sum(
+        worst_case_backoff_seconds(states[name].get("Retry", [])) for name in CLAIM_STATES
+    )
+    execute_retriers = states[EXECUTE_STATE].get("Retry", [])
+    attempts = 1 + sum(retrier.get("MaxAttempts", DEFAULT_MAX_ATTEMPTS) for retrier in execute_retriers)
+    execute_phase = attempts * timeout_seconds + worst_case_backoff_seconds(execute_retriers)
+    return math.ceil(claim_phase + execute_phase + LEASE_MARGIN_SECONDS)
+
+
+def with_lease(settings: IdempotencySettings, definition: str) -> IdempotencySettings:
+    """``settings`` with the lease ``definition`` needs, validated again (the lease may now exceed
+    ``expires_after``: ConfigurationError, naming both)."""
+    lease = worst_case_lease_seconds(definition, settings.timeout_seconds, settings.max_claim_attempts)
+    return load_settings({**settings.to_environment(), "IDEMPOTENCY_LEASE_SECONDS": str(lease)})

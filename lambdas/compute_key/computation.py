@@ -27,7 +27,7 @@ class KeyComputation(BaseModel):
     now: int  # epoch s
     now_ms: int  # epoch ms
     expiration: int  # epoch s: when a claimed record may be claimed again (and the TTL)
-    in_progress_expiration: int  # epoch ms: when the lease of the business step ends
+    in_progress_expiration: int  # epoch ms: when the lease ends (settings.lease after now)
     completed_expiration: int  # epoch s: expiry written on completion (see completed_expiration())
     timeout_seconds: int  # the business step's TimeoutSeconds
     max_claim_attempts: int
@@ -65,7 +65,7 @@ def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyCompu
         now=now,
         now_ms=now_ms,
         expiration=now + settings.expires_after_seconds,
-        in_progress_expiration=now_ms + settings.timeout_seconds * MILLISECONDS_PER_SECOND,
+        in_progress_expiration=now_ms + settings.lease * MILLISECONDS_PER_SECOND,
         completed_expiration=completed_expiration(now, settings),
         timeout_seconds=settings.timeout_seconds,
         max_claim_attempts=settings.max_claim_attempts,
@@ -75,8 +75,8 @@ def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyCompu
 def completed_expiration(now: int, settings: IdempotencySettings) -> int:
     """Expiry of a COMPLETED record.
 
-    The business step finishes at most ``timeout_seconds`` after ``now``; counting the replay
+    The business step finishes at most ``lease`` seconds after ``now``; counting the replay
     window from that bound keeps every result for at least ``expires_after_seconds`` after it was
     produced, without a second clock read (another Lambda call) at completion.
     """
-    return now + settings.timeout_seconds + settings.expires_after_seconds
+    return now + settings.lease + settings.expires_after_seconds

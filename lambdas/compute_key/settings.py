@@ -76,6 +76,13 @@ class IdempotencySettings(BaseModel):
     timeout_seconds: int = Field(
         default=60, alias="IDEMPOTENCY_TIMEOUT_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS
     )
+    # How long a claim holds the key: the longest the business step can still be running after the
+    # key was computed, as the definition's Retry policies allow. The construct and the local engine
+    # compute it from the ASL (sfn_idempotency.definitions.worst_case_lease_seconds); unset, it is
+    # the timeout (a business step that is never retried).
+    lease_seconds: int | None = Field(
+        default=None, alias="IDEMPOTENCY_LEASE_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS
+    )
     max_claim_attempts: int = Field(default=3, alias="IDEMPOTENCY_MAX_CLAIM_ATTEMPTS", ge=1, le=10)
     disabled: bool = Field(default=False, alias="POWERTOOLS_IDEMPOTENCY_DISABLED")
 
@@ -102,20 +109,32 @@ class IdempotencySettings(BaseModel):
             raise ValueError(f"{value!r} {problem}")
         return value
 
+    @property
+    def lease(self) -> int:
+        """Seconds from the key's computation until another execution may take the claim over."""
+        return self.lease_seconds or self.timeout_seconds
+
     @model_validator(mode="after")
     def _record_outlives_lease(self) -> IdempotencySettings:
+        if self.lease < self.timeout_seconds:
+            raise ValueError(
+                f"IDEMPOTENCY_LEASE_SECONDS ({self.lease}) must be at least "
+                f"IDEMPOTENCY_TIMEOUT_SECONDS ({self.timeout_seconds}): the lease covers the business step"
+            )
         # An INPROGRESS record whose `expiration` passed may be claimed by anyone; it must not
         # expire while the business step can still be running.
-        if self.expires_after_seconds < self.timeout_seconds:
+        if self.expires_after_seconds < self.lease:
             raise ValueError(
-                f"IDEMPOTENCY_EXPIRES_AFTER_SECONDS ({self.expires_after_seconds}) must be at least "
-                f"IDEMPOTENCY_TIMEOUT_SECONDS ({self.timeout_seconds}): a record must outlive its lease"
+                f"IDEMPOTENCY_EXPIRES_AFTER_SECONDS ({self.expires_after_seconds}) must be at least the lease "
+                f"({self.lease} s: IDEMPOTENCY_LEASE_SECONDS, computed from the definition as every attempt "
+                "of the business step at its timeout plus every retry's backoff, or else "
+                "IDEMPOTENCY_TIMEOUT_SECONDS): a record must outlive its lease"
             )
         return self
 
     def to_environment(self) -> dict[str, str]:
         """The environment variables that reproduce these settings in the key Lambda."""
-        values = self.model_dump(by_alias=True)
+        values = self.model_dump(by_alias=True, exclude_none=True)
         return {name: _environment_value(value) for name, value in values.items()}
 
 

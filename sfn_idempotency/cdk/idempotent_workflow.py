@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from aws_cdk import Duration, RemovalPolicy
@@ -18,7 +19,7 @@ from sfn_idempotency.cdk.idempotency_table import IdempotencyTable
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
 from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION, build_state_machine
-from sfn_idempotency.definitions import DefinitionError, with_business_step
+from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 from sfn_idempotency.patterns import load_pattern
@@ -69,6 +70,7 @@ class IdempotentWorkflow(Construct):
             raise ConfigurationError(
                 f"{self.node.path}: give exactly one of business_function and business_step"
             )
+        definition = self._definition(business_step)
         self.settings = self._validated_settings(
             {
                 "IDEMPOTENCY_KEY_PREFIX": key_prefix,
@@ -79,6 +81,7 @@ class IdempotentWorkflow(Construct):
                 "IDEMPOTENCY_HASH_FUNCTION": hash_function,
                 "IDEMPOTENCY_TIMEOUT_SECONDS": str(int(business_timeout.to_seconds())),
             },
+            definition,
             workflow_type,
             lambda_business_step=business_function is not None,
         )
@@ -86,18 +89,33 @@ class IdempotentWorkflow(Construct):
         self.compute_key_function = self._build_compute_key_function(powertools_layer_version)
         self.business_function = business_function
         self.state_machine = self._build_state_machine(
-            business_step, business_step_substitutions or {}, workflow_type, log_execution_data
+            definition, business_step_substitutions or {}, workflow_type, log_execution_data
         )
         self._grant_least_privilege(business_step_policy)
         self.claim_release = (
             ClaimRelease(self, "ClaimRelease", workflow=self) if release_abandoned_claims else None
         )
 
-    def _validated_settings(
-        self, environment: dict[str, str], workflow_type: sfn.StateMachineType, *, lambda_business_step: bool
-    ) -> IdempotencySettings:
+    def _definition(self, business_step: Mapping[str, Any] | None) -> Path | str:
+        """The ASL file itself, or its text with ``business_step`` in place of the Lambda."""
+        if business_step is None:
+            return IDEMPOTENCY_ASL
         try:
-            settings = load_settings(environment)
+            return with_business_step(IDEMPOTENCY_ASL.read_text(encoding="utf-8"), business_step)
+        except DefinitionError as error:
+            raise ConfigurationError(f"{self.node.path}: {error}") from None
+
+    def _validated_settings(
+        self,
+        environment: dict[str, str],
+        definition: Path | str,
+        workflow_type: sfn.StateMachineType,
+        *,
+        lambda_business_step: bool,
+    ) -> IdempotencySettings:
+        text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
+        try:
+            settings = with_lease(load_settings(environment), text)
         except ConfigurationError as error:
             raise ConfigurationError(f"{self.node.path}: {error}") from None
         if lambda_business_step and settings.timeout_seconds > LAMBDA_MAX_TIMEOUT_SECONDS:
@@ -135,7 +153,7 @@ class IdempotentWorkflow(Construct):
 
     def _build_state_machine(
         self,
-        business_step: Mapping[str, Any] | None,
+        definition: Path | str,
         business_step_substitutions: Mapping[str, str],
         workflow_type: sfn.StateMachineType,
         log_execution_data: bool,
@@ -145,15 +163,8 @@ class IdempotentWorkflow(Construct):
             "TableName": self.table.table_name,
         }
         if self.business_function is not None:
-            definition: Any = IDEMPOTENCY_ASL
             substitutions["BusinessFunctionArn"] = self.business_function.function_arn
         else:
-            try:
-                definition = with_business_step(
-                    IDEMPOTENCY_ASL.read_text(encoding="utf-8"), business_step or {}
-                )
-            except DefinitionError as error:
-                raise ConfigurationError(f"{self.node.path}: {error}") from None
             substitutions.update(business_step_substitutions)
         return build_state_machine(
             self,

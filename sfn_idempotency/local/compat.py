@@ -8,9 +8,9 @@
    how many times) are untouched.
 3. Execution output: AWS returns the output as JSON text, always; moto returns a string result
    unquoted and drops a null one. We store the output as its JSON text when the execution ends.
-4. Fail states re-raising a caught error: ``"ErrorPath": "$.error.Error"`` is how a workflow
-   re-throws what a Catch caught, ``States.Timeout`` included. moto refuses any ``States.`` name
-   there (a rule meant for the names a Task reports), so a re-thrown timeout became States.Runtime.
+4. (Retired.) moto refuses a ``States.``-prefixed name re-thrown by a Fail state's ``ErrorPath``, as
+   the States Language says ("MUST NOT begin with the prefix States."); the flows map such errors to
+   names of their own instead, so the refusal stands.
 5. Unnamed executions: AWS names an execution started without ``name`` with a fresh UUID; moto
    names it "None", so a second unnamed start fails with ExecutionAlreadyExists.
 6. ``states:startExecution`` (and ``.sync``/``.sync:2``): AWS takes the API's parameters in
@@ -89,8 +89,6 @@ _PARSED_PATHS_KEPT = 4096
 _RESPONSES_MODULE = "moto.core.responses"
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
-_FAIL_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.fail.state_fail"
-_CUSTOM_ERROR_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name"
 
 interceptor = CallInterceptor()
 _dynamodb_write_lock = threading.RLock()
@@ -184,15 +182,6 @@ def _store_output_as_json_text(original: Callable[[Any], None]) -> Callable[[Any
             self.execution.output = json.dumps(self.execution.output, separators=(",", ":"))
 
     return reflect_execution_status
-
-
-def _allow_builtin_error_names(custom_error_name: Any) -> Any:
-    class RethrownErrorName(custom_error_name):  # type: ignore[misc]
-        def __init__(self, error_name: str | None) -> None:
-            # skip CustomErrorName's "States." check, keep everything else
-            super(custom_error_name, self).__init__(error_name=error_name)
-
-    return RethrownErrorName
 
 
 def _name_unnamed_executions(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -402,7 +391,6 @@ _PATCHES: tuple[_Patch, ...] = (
         "_reflect_execution_status",
         _store_output_as_json_text,
     ),
-    _Patch(4, _FAIL_STATE_MODULE, "CustomErrorName", _allow_builtin_error_names),
     _Patch(
         5, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "start_execution", _name_unnamed_executions
     ),

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step
+from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
@@ -47,7 +47,11 @@ class IdempotentService:
         ``business_step`` (a Task's Resource, Parameters...) replaces it, with
         ``business_substitutions`` for its own placeholders; see definitions.with_business_step."""
         self.cloud = cloud
-        self.settings = settings or example_settings()
+        definition = asl_path.read_text(encoding="utf-8")
+        if business_step is not None:
+            definition = with_business_step(definition, business_step)
+        # The lease covers every retry the definition allows, as the construct computes it.
+        self.settings = with_lease(settings or example_settings(), definition)
         self.name = name
         self.compute_key_function = f"{name}-compute-key"
         self.business_function = f"{name}-business"
@@ -60,7 +64,6 @@ class IdempotentService:
             timeout_seconds=10,
         )
         substitutions = {"ComputeKeyFunctionArn": compute_key.arn, "TableName": self.table_name}
-        definition: Path | str = asl_path
         self.business: LocalFunction | None = None
         if business_step is None:
             self.business = cloud.add_function(
@@ -72,7 +75,6 @@ class IdempotentService:
             )
             substitutions["BusinessFunctionArn"] = self.business.arn
         else:
-            definition = with_business_step(asl_path.read_text(encoding="utf-8"), business_step)
             substitutions.update(business_substitutions or {})
         self.state_machine_arn = cloud.create_state_machine(name, definition, substitutions)
 

@@ -24,7 +24,7 @@ def test_demo_walks_every_scenario_and_exits_zero():
         "retry of the failed order",
         "InvalidOrderError",
         "Read > RouteByRecord > Replay",
-        "Execute > Release > BusinessFailed",
+        "Execute > Release > RouteBusinessError > BusinessFailed",
     ):
         assert expected in text
     assert "3 records, all ['COMPLETED']; business step ran 5 times for 7 executions." in text

@@ -118,5 +118,5 @@ def test_a_failing_custom_step_releases_the_claim(local_cloud: LocalCloud):
     result = service.run(ORDER)
     assert result.status == "FAILED"
     assert result.error.startswith("SQS.")
-    assert result.states[-2:] == ["Release", "BusinessFailed"]
+    assert result.states[-3:] == ["Release", "RouteBusinessError", "BusinessFailed"]
     assert service.records() == []

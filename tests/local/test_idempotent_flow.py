@@ -71,15 +71,13 @@ def test_record_attributes_types_and_units(idempotent_service: IdempotentService
     assert expiration_type == "N"
     # epoch seconds: completion is bounded by the lease, and the replay window counts from there
     assert before_ms // 1000 + settings.expires_after_seconds <= int(expiration)
-    assert int(expiration) <= after_ms // 1000 + settings.timeout_seconds + settings.expires_after_seconds
+    assert int(expiration) <= after_ms // 1000 + settings.lease + settings.expires_after_seconds
     lease_type, lease = values["in_progress_expiration"]
     assert lease_type == "N"
-    # epoch milliseconds: the claim time plus the business step's timeout
-    assert (
-        before_ms + settings.timeout_seconds * 1000
-        <= int(lease)
-        <= after_ms + settings.timeout_seconds * 1000
-    )
+    # epoch milliseconds: the key's computation plus the lease, which outlasts every attempt of the
+    # business step at its full timeout
+    assert settings.lease > 4 * settings.timeout_seconds
+    assert before_ms + settings.lease * 1000 <= int(lease) <= after_ms + settings.lease * 1000
 
 
 @pytest.mark.parametrize("falsy", [{}, [], 0, "", False, None])
@@ -138,7 +136,15 @@ def test_business_failure_releases_the_claim_and_keeps_error_and_cause(idempoten
     cause = json.loads(result.cause)
     assert cause["errorType"] == "InvalidOrderError"
     assert cause["errorMessage"] == "amount must be a positive number, got -5"
-    assert result.states == ["ComputeKey", "RouteByKey", "Claim", "Execute", "Release", "BusinessFailed"]
+    assert result.states == [
+        "ComputeKey",
+        "RouteByKey",
+        "Claim",
+        "Execute",
+        "Release",
+        "RouteBusinessError",
+        "BusinessFailed",
+    ]
     assert idempotent_service.record_for(bad_order) is None
 
     # And the retry runs the business step again
@@ -171,7 +177,7 @@ def test_after_expiry_the_event_runs_again(idempotent_service: IdempotentService
 
     # When the clock moves past the record's expiration (no sleeping)
     local_cloud.clock.advance(
-        idempotent_service.settings.timeout_seconds + idempotent_service.settings.expires_after_seconds + 1
+        idempotent_service.settings.lease + idempotent_service.settings.expires_after_seconds + 1
     )
     again = idempotent_service.run(ORDER)
 
@@ -193,7 +199,7 @@ def test_stale_claim_of_a_crashed_run_blocks_until_its_lease_ends(
 ):
     # Given the INPROGRESS record of an execution that crashed without releasing it
     now_ms = local_cloud.clock.now_ms()
-    lease_ms = idempotent_service.settings.timeout_seconds * 1000
+    lease_ms = idempotent_service.settings.lease * 1000
     key = idempotent_service.key_for(ORDER)
     local_cloud.dynamodb.put_item(
         TableName=idempotent_service.table_name,

@@ -24,7 +24,7 @@ def test_a_run_whose_lease_was_taken_over_cannot_complete(make_service: ServiceF
     assert gate.entered.wait(10)
 
     # And B taking the key over once A's lease ended, and completing it
-    service.cloud.clock.advance(service.settings.timeout_seconds + 1)
+    service.cloud.clock.advance(service.settings.lease + 1)
     newer = service.run(ORDER)
     assert newer.status == "SUCCEEDED"
     assert newer.states[-1] == "Complete"
@@ -50,7 +50,7 @@ def test_a_run_whose_lease_was_taken_over_cannot_release_the_newer_claim(make_se
     service = make_service(gate.handler)
     late = service.start(ORDER)
     assert gate.entered.wait(10)
-    service.cloud.clock.advance(service.settings.timeout_seconds + 1)
+    service.cloud.clock.advance(service.settings.lease + 1)
     newer = service.run(ORDER)
 
     # When A fails and tries to release the key
@@ -59,7 +59,7 @@ def test_a_run_whose_lease_was_taken_over_cannot_release_the_newer_claim(make_se
 
     # Then A fails with its own error, and B's completed record is untouched
     assert late_result.error == "LateFailure"
-    assert late_result.states[-2:] == ["Release", "BusinessFailed"]
+    assert late_result.states[-3:] == ["Release", "RouteBusinessError", "BusinessFailed"]
     record = service.record_for(ORDER)
     assert record["owner"]["S"] == newer.arn
     assert record["status"]["S"] == "COMPLETED"
@@ -77,8 +77,10 @@ def test_business_step_past_its_timeout_is_released(make_service: ServiceFactory
 
     # Then the step times out, the claim is released, and a retry runs once more
     assert result.status == "FAILED"
-    assert result.error == "States.Timeout"
-    assert result.states[-2:] == ["Release", "BusinessFailed"]
+    # (a States.* name is never re-thrown: ours, with the original in the cause)
+    assert result.error == "BusinessStepTimeoutError"
+    assert '"Error":"States.Timeout"' in result.cause
+    assert result.states[-3:] == ["Release", "RouteBusinessError", "BusinessTimedOut"]
     assert service.record_for(ORDER) is None
     assert service.run(ORDER).status == "SUCCEEDED"
     assert service.business_runs == 2
@@ -141,7 +143,7 @@ def test_completion_that_keeps_failing_leaves_the_claim_until_its_lease_ends(
     assert idempotent_service.run(ORDER).error == "IdempotencyAlreadyInProgressError"
 
     # And once the lease has ended the key can be claimed again
-    local_cloud.clock.advance(idempotent_service.settings.timeout_seconds + 1)
+    local_cloud.clock.advance(idempotent_service.settings.lease + 1)
     assert idempotent_service.run(ORDER).status == "SUCCEEDED"
 
 
@@ -152,9 +154,9 @@ def test_release_that_fails_still_reports_the_business_error(
     bad = {"orderId": "o-bad", "amount": -1}
     result = idempotent_service.run(bad)
     assert result.error == "InvalidOrderError"
-    assert result.states[-2:] == ["Release", "BusinessFailed"]
+    assert result.states[-3:] == ["Release", "RouteBusinessError", "BusinessFailed"]
     # the lease bounds the lock the failed release left behind
-    local_cloud.clock.advance(idempotent_service.settings.timeout_seconds + 1)
+    local_cloud.clock.advance(idempotent_service.settings.lease + 1)
     assert idempotent_service.run(bad).states[:4] == ["ComputeKey", "RouteByKey", "Claim", "Execute"]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService
 from sfn_idempotency.local.lambdas import LocalLambdaContext
+from sfn_idempotency.settings import example_settings
 
 ORDER = {"orderId": "o-shared", "amount": 12}
 
@@ -83,3 +85,90 @@ def test_powertools_replays_what_the_state_machine_recorded(
     # Then Powertools returns the state machine's result without running the function
     assert replayed == first.output
     assert powertools_place_order.runs == []
+
+
+# -- every routing state, on records Powertools itself wrote ------------------------------------------
+def powertools_store(service: IdempotentService, validation: str = "") -> DynamoDBPersistenceLayer:
+    """Powertools' own persistence layer on the service's table, configured like the service."""
+    settings = service.settings
+    store = DynamoDBPersistenceLayer(
+        table_name=service.table_name, boto3_client=service.cloud.client("dynamodb")
+    )
+    config = IdempotencyConfig(
+        event_key_jmespath=settings.event_key_jmespath,
+        payload_validation_jmespath=validation,
+        hash_function=settings.hash_function,
+        expires_after_seconds=settings.expires_after_seconds,
+    )
+    store.configure(config, key_prefix=settings.key_prefix)
+    return store
+
+
+@pytest.mark.parametrize("remaining_ms", [30_000, None], ids=["with-lease", "without-lease"])
+def test_a_powertools_claim_in_progress_is_in_progress_here(
+    idempotent_service: IdempotentService, remaining_ms: int | None
+):
+    # Given an INPROGRESS record written by Powertools: no owner, and a lease only with a Lambda context
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Powertools warns that it has no remaining time without one
+        powertools_store(idempotent_service).save_inprogress(
+            data=ORDER, remaining_time_in_millis=remaining_ms
+        )
+    written = idempotent_service.record_for(ORDER)
+    assert "owner" not in written
+
+    # When the same order reaches the state machine
+    result = idempotent_service.run(ORDER)
+
+    # Then it is in progress (a named, retryable error, not States.Runtime) and nothing changed
+    assert result.error == "IdempotencyAlreadyInProgressError"
+    assert result.states[-2:] == ["RouteByRecord", "AlreadyInProgressUntracked"]
+    assert idempotent_service.key_for(ORDER) in result.cause
+    assert idempotent_service.business_runs == 0
+    assert idempotent_service.record_for(ORDER) == written
+
+
+@pytest.mark.parametrize(
+    ("powertools_validation", "our_validation", "amount", "outcome"),
+    [
+        ("amount", "amount", ORDER["amount"], "Replay"),
+        ("amount", "amount", 999, "ValidationFailed"),
+        ("", "", ORDER["amount"], "Replay"),
+        ("amount", "", 999, "Replay"),  # we do not validate: any payload replays, as Powertools would
+        ("", "amount", ORDER["amount"], "ValidationFailed"),  # no hash stored: Powertools refuses too
+    ],
+)
+def test_a_completed_powertools_record_replays_or_fails_validation(
+    local_cloud, powertools_validation: str, our_validation: str, amount: int, outcome: str
+):
+    # Given a COMPLETED record written by Powertools, with or without its payload hash
+    service = IdempotentService(
+        local_cloud, example_settings({}, IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=our_validation)
+    )
+    placed = place_order(ORDER)
+    powertools_store(service, powertools_validation).save_success(data=ORDER, result=placed)
+
+    # When the order (or one with another amount) reaches the state machine
+    result = service.run({**ORDER, "amount": amount})
+
+    # Then it replays Powertools' result exactly, or refuses with the validation error
+    assert result.states[-1] == outcome
+    if outcome == "Replay":
+        assert result.output == placed
+    else:
+        assert result.error == "IdempotencyValidationError"
+    assert service.business_runs == 0
+
+
+def test_an_expired_powertools_record_is_claimed_and_run_again(
+    idempotent_service: IdempotentService, local_cloud
+):
+    # Given a COMPLETED Powertools record whose expiration has passed
+    powertools_store(idempotent_service).save_success(data=ORDER, result=place_order(ORDER))
+    local_cloud.clock.advance(idempotent_service.settings.expires_after_seconds + 1)
+
+    # When the order reaches the state machine, Then it claims the key and places the order again
+    result = idempotent_service.run(ORDER)
+    assert result.states[-1] == "Complete"
+    assert idempotent_service.business_runs == 1
+    assert idempotent_service.record_for(ORDER)["owner"]["S"] == result.arn

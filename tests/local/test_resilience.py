@@ -150,7 +150,7 @@ def test_permanent_dynamodb_errors_end_named_and_lock_no_key_past_its_lease(
 
     # And once the fault is gone and the lease has ended, nothing blocks the key
     local_cloud.faults.clear()
-    local_cloud.clock.advance(idempotent_service.settings.timeout_seconds + 1)
+    local_cloud.clock.advance(idempotent_service.settings.lease + 1)
     after = idempotent_service.run(event)
     assert outcome(after) in ("Complete", "Replay", "InvalidOrderError")
     assert outcome(after) != IN_PROGRESS
@@ -171,7 +171,7 @@ def test_business_step_returning_after_its_timeout_is_released_and_runs_again_at
     duplicate = service.run(FIRST)
 
     # Then the claim was released at the timeout, the retry ran once more, and then it replays
-    assert timed_out.error == "States.Timeout"
+    assert timed_out.error == "BusinessStepTimeoutError"
     assert outcome(retried) == "Complete"
     assert outcome(duplicate) == "Replay"
     assert service.business_runs == 2
@@ -216,7 +216,7 @@ def test_the_release_workflow_deletes_nothing_it_does_not_own(
         cloud.sfn.stop_execution(executionArn=ended)
         gate.open()
         assert cloud.wait(ended).status == "ABORTED"
-        cloud.clock.advance(service.settings.timeout_seconds + 1)
+        cloud.clock.advance(service.settings.lease + 1)
         newer = service.run(FIRST)  # takes the expired lease over, and completes
         assert service.record_for(FIRST)["owner"]["S"] == newer.arn
     elif situation == "persistence error":

@@ -84,7 +84,7 @@ def test_round_trips_through_the_environment():
         ),
         (
             {**VALID, "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": "30", "IDEMPOTENCY_TIMEOUT_SECONDS": "60"},
-            "must be at least IDEMPOTENCY_TIMEOUT_SECONDS (60): a record must outlive its lease",
+            "IDEMPOTENCY_EXPIRES_AFTER_SECONDS (30) must be at least the lease (60 s",
         ),
     ],
 )
