@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 PARTITION_KEY = "id"
+# A customer-managed key: what a principal needs for DynamoDB to read and write items on its behalf
+# (named, no wildcards: the CDK's own table grants add ReEncrypt*/GenerateDataKey*, which only the
+# service's key rotation uses).
+KMS_ITEM_ACTIONS = ("kms:Decrypt", "kms:DescribeKey", "kms:Encrypt", "kms:GenerateDataKey")
 TTL_ATTRIBUTE = "expiration"
 
 
@@ -43,3 +48,11 @@ class IdempotencyTable(Construct):
             encryption_key=encryption_key,
             removal_policy=removal_policy,
         )
+
+
+def grant_item_access(table: dynamodb.ITable, grantee: iam.IGrantable, *actions: str) -> None:
+    """``actions`` on the table's items, and on its customer-managed key if it has one: with such a
+    key DynamoDB refuses every item call of a principal that may not use the key."""
+    table.grant(grantee, *actions)
+    if table.encryption_key is not None:
+        table.encryption_key.grant(grantee, *KMS_ITEM_ACTIONS)

@@ -15,7 +15,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger
-from sfn_idempotency.cdk.idempotency_table import IdempotencyTable
+from sfn_idempotency.cdk.idempotency_table import IdempotencyTable, grant_item_access
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
 from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION, build_state_machine
@@ -31,6 +31,7 @@ COMPUTE_KEY_TIMEOUT = Duration.seconds(10)
 COMPUTE_KEY_MEMORY_MB = 256
 DEFAULT_BUSINESS_TIMEOUT = Duration.seconds(60)
 DEFAULT_EXPIRES_AFTER = Duration.hours(1)
+EXPRESS_UNSUPPORTED_PATTERNS = (".sync", ".waitForTaskToken")
 
 
 class IdempotentWorkflow(Construct):
@@ -62,14 +63,21 @@ class IdempotentWorkflow(Construct):
         workflow_type: sfn.StateMachineType = sfn.StateMachineType.STANDARD,
         table: dynamodb.ITable | None = None,
         log_execution_data: bool = False,
-        release_abandoned_claims: bool = True,
+        release_abandoned_claims: bool | None = None,
         powertools_layer_version: int = POWERTOOLS_LAYER_VERSION,
     ) -> None:
+        """``release_abandoned_claims`` defaults to True for Standard workflows; an Express workflow
+        cannot have it (no status change events: its claims end with their lease)."""
         super().__init__(scope, construct_id)
         if (business_function is None) == (business_step is None):
             raise ConfigurationError(
                 f"{self.node.path}: give exactly one of business_function and business_step"
             )
+        express = workflow_type == sfn.StateMachineType.EXPRESS
+        if release_abandoned_claims is None:
+            release_abandoned_claims = not express
+        if express:
+            self._refuse_what_express_cannot_run(business_step, release_abandoned_claims)
         definition = self._definition(business_step)
         self.settings = self._validated_settings(
             {
@@ -96,6 +104,23 @@ class IdempotentWorkflow(Construct):
             ClaimRelease(self, "ClaimRelease", workflow=self) if release_abandoned_claims else None
         )
 
+    def _refuse_what_express_cannot_run(
+        self, business_step: Mapping[str, Any] | None, release_abandoned_claims: bool
+    ) -> None:
+        resource = str((business_step or {}).get("Resource", ""))
+        if resource.endswith(EXPRESS_UNSUPPORTED_PATTERNS) or ".sync:" in resource:
+            # CreateStateMachine refuses these service integration patterns in an Express workflow.
+            raise ConfigurationError(
+                f"{self.node.path}: an Express workflow cannot run the business step {resource!r}: "
+                "the .sync and .waitForTaskToken integration patterns need a Standard workflow"
+            )
+        if release_abandoned_claims:
+            raise ConfigurationError(
+                f"{self.node.path}: release_abandoned_claims needs a Standard workflow: Step Functions "
+                "sends execution status change events for Standard workflows only, so an Express "
+                "workflow's abandoned claims end with their lease"
+            )
+
     def _definition(self, business_step: Mapping[str, Any] | None) -> Path | str:
         """The ASL file itself, or its text with ``business_step`` in place of the Lambda."""
         if business_step is None:
@@ -115,7 +140,7 @@ class IdempotentWorkflow(Construct):
     ) -> IdempotencySettings:
         text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
         try:
-            settings = with_lease(load_settings(environment), text)
+            settings = load_settings(environment)
         except ConfigurationError as error:
             raise ConfigurationError(f"{self.node.path}: {error}") from None
         if lambda_business_step and settings.timeout_seconds > LAMBDA_MAX_TIMEOUT_SECONDS:
@@ -131,6 +156,10 @@ class IdempotentWorkflow(Construct):
                 f"{self.node.path}: an Express workflow runs at most {EXPRESS_MAX_DURATION_SECONDS} s; "
                 f"business_timeout is {settings.timeout_seconds} s"
             )
+        try:
+            settings = with_lease(settings, text)
+        except ConfigurationError as error:
+            raise ConfigurationError(f"{self.node.path}: {error}") from None
         return settings
 
     def _build_compute_key_function(self, layer_version: int) -> lambda_.Function:
@@ -176,7 +205,8 @@ class IdempotentWorkflow(Construct):
 
     def _grant_least_privilege(self, business_step_policy: Sequence[iam.PolicyStatement]) -> None:
         # The four item operations of the flow on this one table; the key Lambda gets no DynamoDB rights.
-        self.table.grant(
+        grant_item_access(
+            self.table,
             self.state_machine,
             "dynamodb:PutItem",
             "dynamodb:GetItem",
@@ -202,6 +232,11 @@ class ClaimRelease(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, workflow: IdempotentWorkflow) -> None:
         super().__init__(scope, construct_id)
+        if _is_express(workflow.state_machine):
+            raise ConfigurationError(
+                f"{self.node.path}: Step Functions sends execution status change events for Standard "
+                "workflows only; an Express workflow's claims end with their lease"
+            )
         compute_key_arn = workflow.compute_key_function.function_arn
         self.state_machine = build_state_machine(
             self,
@@ -209,7 +244,7 @@ class ClaimRelease(Construct):
             {"ComputeKeyFunctionArn": compute_key_arn, "TableName": workflow.table.table_name},
             workflow_type=sfn.StateMachineType.EXPRESS,
         )
-        workflow.table.grant(self.state_machine, "dynamodb:DeleteItem")
+        grant_item_access(workflow.table, self.state_machine, "dynamodb:DeleteItem")
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[compute_key_arn])
         )
@@ -217,3 +252,8 @@ class ClaimRelease(Construct):
             EXECUTION_ENDED_PATTERN, {"stateMachineArn": [workflow.state_machine.state_machine_arn]}
         )
         EventTrigger(self, "ExecutionEnded", pattern=ended, target=self.state_machine)
+
+
+def _is_express(state_machine: sfn.StateMachine) -> bool:
+    resource = state_machine.node.default_child
+    return isinstance(resource, sfn.CfnStateMachine) and resource.state_machine_type == "EXPRESS"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import logging
 import threading
@@ -67,10 +66,6 @@ class ExecutionResult:
             and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName")
             == function_arn
         )
-
-
-def _epoch_ms(moment: datetime.datetime | None) -> int | None:
-    return None if moment is None else int(moment.timestamp() * 1000)
 
 
 def entered_states(history: Iterable[dict[str, Any]]) -> list[str]:
@@ -244,35 +239,6 @@ class LocalCloud:
         )
         (entry,) = response["Entries"]
         return str(entry["EventId"])
-
-    def emit_execution_status_change(self, execution_arn: str) -> None:
-        """Publish the "Step Functions Execution Status Change" event of an ended execution, as Step
-        Functions does on AWS (moto does not). Goes to the bus directly: PutEvents refuses aws.* sources."""
-        from moto.events.models import events_backends
-
-        description = self.sfn.describe_execution(executionArn=execution_arn)
-        detail = {
-            "executionArn": execution_arn,
-            "stateMachineArn": description["stateMachineArn"],
-            "name": description["name"],
-            "status": description["status"],
-            "startDate": _epoch_ms(description["startDate"]),
-            "stopDate": _epoch_ms(description.get("stopDate")),
-            "input": description.get("input"),
-            "inputDetails": {"included": True},
-            "output": description.get("output"),
-            "outputDetails": {"included": True} if "output" in description else None,
-            "error": description.get("error"),
-            "cause": description.get("cause"),
-        }
-        entry = {
-            "Source": "aws.states",
-            "DetailType": "Step Functions Execution Status Change",
-            "Detail": json.dumps(detail),
-            "Resources": [execution_arn],
-            "EventBusName": "default",
-        }
-        events_backends[self.account][self.region].put_events([entry])
 
     def executions(self, state_machine_arn: str) -> list[str]:
         """Every execution of the state machine, oldest first."""

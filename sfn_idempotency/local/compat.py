@@ -38,6 +38,11 @@
 12. Request dispatch: moto lists a response class's methods with ``inspect.getmembers`` on every
     request it serves; we remember the list per class. Interpreter requests to the in-process
     backend go unsigned (moto takes region and account from the request's host and its defaults).
+13. Execution status change events: Step Functions sends "Step Functions Execution Status Change"
+    to the default event bus for every status change of a Standard workflow's execution (RUNNING,
+    SUCCEEDED, FAILED, TIMED_OUT, ABORTED), and none for Express workflows; input and output are
+    left out (``inputDetails.included: false``) when they would make the event too large. moto
+    sends none, so rules on them (the claim release) never fired locally without a test's help.
 """
 
 from __future__ import annotations
@@ -86,6 +91,10 @@ _JSON_PATH_MODULES = (
     "moto.stepfunctions.parser.asl.component.common.path.result_path",
 )
 _PARSED_PATHS_KEPT = 4096
+_STATUS_CHANGE = "Step Functions Execution Status Change"
+# Input and output together stay under this in a status change event (an event carries 256 KiB at
+# most; the Step Functions developer guide's EventBridge page names 248 KiB for the data).
+MAX_STATUS_EVENT_DATA_BYTES = 248 * 1024
 _RESPONSES_MODULE = "moto.core.responses"
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
@@ -149,6 +158,73 @@ class _ScaledTime:
 
 
 retry_time = _ScaledTime()
+
+
+def _emit_when_started(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def start(self: Any) -> None:
+        # Sent before the worker runs, so RUNNING precedes the terminal event as on AWS.
+        _emit_status_change(self, status="RUNNING")
+        original(self)
+
+    return start
+
+
+def _emit_when_ended(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def terminated(self: Any) -> None:
+        original(self)
+        _emit_status_change(self.execution, status=None)
+
+    return terminated
+
+
+def _emit_status_change(execution: Any, status: str | None) -> None:
+    """The status change event of a Standard workflow's execution, on its default event bus."""
+    from moto.events.models import events_backends
+
+    # moto keeps the workflow type on the state machine's `type` (its `sm_type` is always STANDARD).
+    if execution.state_machine.type != "STANDARD":
+        return
+    description = execution.to_describe_output()
+    if "output" in description:
+        description["output"] = execution.output  # JSON text already (fix 3)
+    detail = status_change_detail(description, status)
+    entry = {
+        "Source": "aws.states",
+        "DetailType": _STATUS_CHANGE,
+        "Detail": json.dumps(detail),
+        "Resources": [execution.exec_arn],
+        "EventBusName": "default",
+    }
+    # Straight to the bus: PutEvents refuses the aws.* sources that only AWS services may send.
+    events_backends[execution.account_id][execution.region_name].put_events([entry])
+
+
+def status_change_detail(description: dict[str, Any], status: str | None = None) -> dict[str, Any]:
+    """The ``detail`` of a status change event from a DescribeExecution output: dates in epoch
+    milliseconds, input and output left out (with ``included: false``) once they pass the limit."""
+    execution_input = description.get("input")
+    output = description.get("output")
+    input_fits = execution_input is not None and len(execution_input.encode()) <= MAX_STATUS_EVENT_DATA_BYTES
+    room = MAX_STATUS_EVENT_DATA_BYTES - (len(execution_input.encode()) if input_fits else 0)
+    output_fits = output is not None and len(output.encode()) <= room
+    return {
+        "executionArn": description["executionArn"],
+        "stateMachineArn": description["stateMachineArn"],
+        "name": description["name"],
+        "status": status or str(getattr(description["status"], "value", description["status"])),
+        "startDate": _epoch_ms(description.get("startDate")),
+        "stopDate": None if status == "RUNNING" else _epoch_ms(description.get("stopDate")),
+        "input": execution_input if input_fits else None,
+        "inputDetails": {"included": input_fits},
+        "output": output if output_fits else None,
+        "outputDetails": {"included": output_fits} if output is not None else None,
+        "error": description.get("error"),
+        "cause": description.get("cause"),
+    }
+
+
+def _epoch_ms(moment: datetime.datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
 
 
 def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
@@ -408,6 +484,8 @@ _PATCHES: tuple[_Patch, ...] = (
     _Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_terminal_errors),
     *(_Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     _Patch(12, _RESPONSES_MODULE, "method_names_from_class", functools.cache),
+    _Patch(13, f"{_EXECUTION_MODULE}:Execution", "start", _emit_when_started),
+    _Patch(13, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _emit_when_ended),
 )
 
 

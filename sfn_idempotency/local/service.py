@@ -110,12 +110,14 @@ class IdempotentService:
         return self.cloud.create_rule(rule_name, load_pattern(pattern), self.state_machine_arn)
 
     def deploy_claim_release(self) -> str:
-        """The release workflow and its rule on this workflow's ended executions, as the construct
-        deploys them; returns the release state machine's ARN."""
+        """The release workflow (Express) and its rule on this workflow's ended executions, as the
+        construct deploys them; returns the release state machine's ARN. The engine sends the status
+        change events by itself, as Step Functions does for Standard workflows."""
         release = self.cloud.create_state_machine(
             f"{self.name}-release",
             RELEASE_ASL,
             {"ComputeKeyFunctionArn": self.compute_key.arn, "TableName": self.table_name},
+            workflow_type="EXPRESS",
         )
         watched = load_pattern(EXECUTION_ENDED_PATTERN, {"stateMachineArn": [self.state_machine_arn]})
         self.cloud.create_rule(f"{self.name}-execution-ended", watched, release)

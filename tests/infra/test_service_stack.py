@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match, Template
 
-from sfn_idempotency.definitions import PLACEHOLDER, placeholders
+from sfn_idempotency.definitions import PLACEHOLDER, placeholders, with_lease
 from sfn_idempotency.resources import (
     EXECUTION_ENDED_PATTERN,
     IDEMPOTENCY_ASL,
@@ -21,6 +21,7 @@ from tests.business_steps import SQS_SEND_STEP
 from tests.infra.conftest import Synthesized
 
 DYNAMODB_ITEM_ACTIONS = ["dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"]
+ASL_TEXT = IDEMPOTENCY_ASL.read_text(encoding="utf-8")
 POWERTOOLS_LAYER = Match.string_like_regexp(r"layer:AWSLambdaPowertoolsPythonV3-python313-x86_64:\d+")
 
 
@@ -77,7 +78,10 @@ def test_key_lambda_runs_python_313_with_powertools_and_the_validated_environmen
             "Layers": [
                 Match.object_like({"Fn::Join": Match.array_with([Match.array_with([POWERTOOLS_LAYER])])})
             ],
-            "Environment": {"Variables": example_settings({}).to_environment()},
+            # the exact environment, lease included (computed from the ASL's own Retry policies)
+            "Environment": {
+                "Variables": Match.exact(with_lease(example_settings({}), ASL_TEXT).to_environment())
+            },
             "TracingConfig": {"Mode": "Active"},
         },
     )
@@ -221,6 +225,35 @@ def test_table_options_customer_key_and_removal_policy(synthesized: Synthesized)
             "DeletionPolicy": "Delete",
         },
     )
+
+
+def test_every_role_that_touches_the_encrypted_table_may_use_its_key(synthesized: Synthesized):
+    # Given the shared table under a customer-managed key
+    shared = synthesized.shared
+    key = logical_id(shared, "AWS::KMS::Key", "TableKey")
+    machines = shared.find_resources("AWS::StepFunctions::StateMachine")
+    # Then every state machine that calls DynamoDB on it (3 workflows, 2 Standard ones' release) may
+    # use the key, or DynamoDB would refuse each call
+    assert len(machines) == 5
+    for machine in machines.values():
+        statements = role_statements(shared, machine["Properties"]["RoleArn"]["Fn::GetAtt"][0])
+        dynamodb = [s for s in statements if any(a.startswith("dynamodb:") for a in as_list(s["Action"]))]
+        kms = [s for s in statements if any(a.startswith("kms:") for a in as_list(s["Action"]))]
+        assert dynamodb
+        assert len(kms) == 1
+        assert sorted(as_list(kms[0]["Action"])) == [
+            "kms:Decrypt",
+            "kms:DescribeKey",
+            "kms:Encrypt",
+            "kms:GenerateDataKey",
+        ]
+        assert kms[0]["Resource"] == {"Fn::GetAtt": [key, "Arn"]}
+
+
+def test_an_unencrypted_table_grants_no_key_rights(service: Template):
+    for policy in service.find_resources("AWS::IAM::Policy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            assert not any(action.startswith("kms:") for action in as_list(statement["Action"]))
 
 
 def test_cdk_nag_aws_solutions_has_no_unacknowledged_findings(synthesized: Synthesized):

@@ -46,7 +46,19 @@ def build(**props: Any) -> IdempotentWorkflow:
             {"business_timeout": cdk.Duration.seconds(0)},
             "IDEMPOTENCY_TIMEOUT_SECONDS: Input should be greater than or equal to 1",
         ),
-        ({"expires_after": cdk.Duration.seconds(10)}, "must be at least IDEMPOTENCY_TIMEOUT_SECONDS (60)"),
+        (
+            {"expires_after": cdk.Duration.seconds(10)},
+            "IDEMPOTENCY_EXPIRES_AFTER_SECONDS (10) must be at least the lease",
+        ),
+        # 60 s is the step's timeout, but not its lease (every attempt and backoff): refused
+        (
+            {"expires_after": cdk.Duration.seconds(60)},
+            "IDEMPOTENCY_EXPIRES_AFTER_SECONDS (60) must be at least the lease",
+        ),
+        (
+            {"workflow_type": sfn.StateMachineType.EXPRESS, "release_abandoned_claims": True},
+            "release_abandoned_claims needs a Standard workflow",
+        ),
         (
             {"workflow_type": sfn.StateMachineType.EXPRESS, "business_timeout": cdk.Duration.minutes(6)},
             "an Express workflow runs at most 300 s",
@@ -101,3 +113,24 @@ def test_business_step_props_fail_with_a_clear_message(props, message):
     with pytest.raises(ConfigurationError) as raised:
         build(**props)
     assert message in str(raised.value)
+
+
+def test_an_express_workflow_refuses_a_sync_or_callback_business_step():
+    for resource in (
+        "arn:aws:states:::states:startExecution.sync:2",
+        "arn:aws:states:::ecs:runTask.sync",
+        "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+    ):
+        with pytest.raises(ConfigurationError) as raised:
+            build(
+                business_function=None,
+                business_step={"Resource": resource, "Parameters": {}},
+                workflow_type=sfn.StateMachineType.EXPRESS,
+            )
+        assert f"cannot run the business step {resource!r}" in str(raised.value)
+
+
+def test_an_express_workflow_releases_claims_by_lease_alone():
+    workflow = build(workflow_type=sfn.StateMachineType.EXPRESS)
+    assert workflow.claim_release is None
+    assert build().claim_release is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -362,3 +363,89 @@ def test_the_supported_moto_range_is_the_one_the_package_pins():
 
 def test_the_installed_moto_has_every_internal_the_fixes_patch():
     assert compat.incompatibilities() == []
+
+
+# -- fix 13: execution status change events --------------------------------------------------------
+def status_events(cloud: LocalCloud) -> Callable[[], list[dict[str, Any]]]:
+    """Subscribe an SQS queue to every status change event; returns a reader of their details."""
+    sqs = cloud.client("sqs")
+    queue_url = sqs.create_queue(QueueName="status-changes")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    pattern = {"source": ["aws.states"], "detail-type": ["Step Functions Execution Status Change"]}
+    cloud.events.put_rule(Name="status-changes", EventPattern=json.dumps(pattern))
+    cloud.events.put_targets(Rule="status-changes", Targets=[{"Id": "queue", "Arn": queue_arn}])
+
+    def read() -> list[dict[str, Any]]:
+        messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+        return [json.loads(message["Body"])["detail"] for message in messages]
+
+    return read
+
+
+def test_a_standard_execution_sends_running_then_its_end(local_cloud: LocalCloud, tmp_path: Path):
+    # AWS: "Step Functions Execution Status Change" for every status change of a Standard workflow
+    read = status_events(local_cloud)
+    machine = deploy(
+        local_cloud, tmp_path, {"Done": {"Type": "Pass", "Result": {"ok": True}, "End": True}}, "Done"
+    )
+    execution = local_cloud.run(machine, {"orderId": "o-1"}).arn
+
+    events = read()
+    assert [event["status"] for event in events] == ["RUNNING", "SUCCEEDED"]
+    running, succeeded = events
+    assert running["executionArn"] == succeeded["executionArn"] == execution
+    assert running["stopDate"] is None
+    assert running["input"] == succeeded["input"] == '{"orderId":"o-1"}'
+    assert succeeded["output"] == '{"ok":true}'
+    assert succeeded["outputDetails"] == {"included": True}
+    assert isinstance(succeeded["startDate"], int)
+    assert succeeded["stopDate"] >= succeeded["startDate"]
+
+
+def test_failed_and_stopped_executions_say_so(local_cloud: LocalCloud, tmp_path: Path):
+    read = status_events(local_cloud)
+    failing = deploy(
+        local_cloud, tmp_path, {"Boom": {"Type": "Fail", "Error": "Nope", "Cause": "because"}}, "Boom"
+    )
+    local_cloud.run(failing, {})
+    waiting = local_cloud.create_state_machine(
+        "waiting",
+        json.dumps({"StartAt": "W", "States": {"W": {"Type": "Wait", "Seconds": 1, "End": True}}}),
+        {},
+    )
+    stopped = local_cloud.start_execution(waiting, {})
+    local_cloud.sfn.stop_execution(executionArn=stopped, error="Operator", cause="by hand")
+    assert local_cloud.wait(stopped).status == "ABORTED"
+
+    ended = {event["status"]: event for event in read() if event["status"] != "RUNNING"}
+    assert (ended["FAILED"]["error"], ended["FAILED"]["cause"]) == ("Nope", "because")
+    assert ended["ABORTED"]["executionArn"] == stopped
+
+
+def test_an_express_execution_sends_no_status_change(local_cloud: LocalCloud):
+    # AWS sends status change events for Standard workflows only
+    read = status_events(local_cloud)
+    machine = local_cloud.create_state_machine(
+        "express",
+        json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}),
+        {},
+        workflow_type="EXPRESS",
+    )
+    local_cloud.wait(local_cloud.start_execution(machine, {}))
+    assert read() == []
+
+
+def test_a_large_input_is_left_out_of_the_event(local_cloud: LocalCloud, tmp_path: Path):
+    # Input and output above the event's data limit are omitted, marked included: false
+    read = status_events(local_cloud)
+    machine = deploy(
+        local_cloud, tmp_path, {"Done": {"Type": "Pass", "Result": "small", "End": True}}, "Done"
+    )
+    local_cloud.run(machine, {"padding": "x" * (compat.MAX_STATUS_EVENT_DATA_BYTES + 1)})
+
+    succeeded = read()[-1]
+    assert succeeded["input"] is None
+    assert succeeded["inputDetails"] == {"included": False}
+    assert succeeded["output"] == '"small"'
