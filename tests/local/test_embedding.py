@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -120,3 +121,101 @@ def test_a_failing_custom_step_releases_the_claim(local_cloud: LocalCloud):
     assert result.error.startswith("SQS.")
     assert result.states[-3:] == ["Release", "RouteBusinessError", "BusinessFailed"]
     assert service.records() == []
+
+
+# -- every way the child can fail, as the pipeline's Catch hands it over ------------------------------
+def pipeline_failing_with(failure: dict[str, Any]) -> str:
+    """The order pipeline's own ASL with the child call replaced by that failure (and no real waits)."""
+    document = json.loads(ORDER_WORKFLOW_ASL.read_text(encoding="utf-8"))
+    states = document["States"]
+    states["PlaceOrder"] = {
+        "Type": "Pass",
+        "Result": failure,
+        "ResultPath": "$.failure",
+        "Next": "ClassifyFailure",
+    }
+    states["WaitBeforeRetry"] = {"Type": "Pass", "Next": "PlaceOrder"}
+    return json.dumps(document)
+
+
+CHILD_ARN = "arn:aws:states:us-east-1:123456789012:execution:idempotency:child"
+
+
+def describe(**fields: Any) -> str:
+    return json.dumps({"ExecutionArn": CHILD_ARN, "Status": "FAILED", **fields}, separators=(",", ":"))
+
+
+@pytest.mark.parametrize(
+    ("failure", "last_state", "error"),
+    [
+        pytest.param(
+            {
+                "Error": "StepFunctions.AWSStepFunctionsException",
+                "Cause": "Rate exceeded (Service: AWSStepFunctions)",
+            },
+            "ChildNotRun",
+            "ChildWorkflowUnavailableError",
+            id="service error, plain-text cause",
+        ),
+        pytest.param(
+            {
+                "Error": "States.TaskFailed",
+                "Cause": describe(Error="InvalidOrderError", Cause="x" * 50)[:-20],
+            },
+            "ChildFailureUnreadable",
+            "ChildWorkflowFailedError",
+            id="cause cut short",
+        ),
+        pytest.param(
+            {"Error": "States.TaskFailed"},
+            "ChildFailureUnreadable",
+            "ChildWorkflowFailedError",
+            id="no cause",
+        ),
+        pytest.param(
+            {"Error": "States.TaskFailed", "Cause": describe(Status="ABORTED")},
+            "ChildStopped",
+            "ChildWorkflowStoppedError",
+            id="aborted child, no error",
+        ),
+        pytest.param(
+            {"Error": "States.TaskFailed", "Cause": describe(Error="States.Runtime", Cause="boom")},
+            "ChildRuntimeFailure",
+            "ChildWorkflowFailedError",
+            id="child failed with a States.* error",
+        ),
+        pytest.param(
+            {"Error": "States.TaskFailed", "Cause": describe(Error="InvalidOrderError", Cause="amount")},
+            "ChildFailed",
+            "InvalidOrderError",
+            id="child's own error",
+        ),
+        pytest.param(
+            {
+                "Error": "States.TaskFailed",
+                "Cause": describe(Error="IdempotencyAlreadyInProgressError", Cause="x" * 100)[:-50],
+            },
+            "StillInProgress",
+            "IdempotencyAlreadyInProgressError",
+            id="in progress, cause cut short",
+        ),
+    ],
+)
+def test_every_child_failure_ends_in_a_named_outcome(
+    local_cloud: LocalCloud, failure: dict[str, Any], last_state: str, error: str
+):
+    # Given the pipeline's Catch handing over this failure
+    machine = local_cloud.create_state_machine("pipeline", pipeline_failing_with(failure), {})
+
+    # When an order runs
+    result = local_cloud.run(machine, ORDER)
+
+    # Then it ends in its own named state and error, never States.Runtime or a re-thrown States.* name
+    assert result.states[-1] == last_state
+    assert result.error == error
+    if last_state == "StillInProgress":
+        assert result.states.count("ScheduleRetry") == 4
+    if last_state == "ChildFailed":
+        assert result.cause == "amount"
+    if last_state in ("ChildStopped", "ChildRuntimeFailure"):
+        assert CHILD_ARN in result.cause

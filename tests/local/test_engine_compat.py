@@ -416,6 +416,7 @@ def test_failed_and_stopped_executions_say_so(local_cloud: LocalCloud, tmp_path:
         {},
     )
     stopped = local_cloud.start_execution(waiting, {})
+    local_cloud.wait_until(lambda: local_cloud.states_so_far(stopped) == ["W"], what="the Wait state")
     local_cloud.sfn.stop_execution(executionArn=stopped, error="Operator", cause="by hand")
     assert local_cloud.wait(stopped).status == "ABORTED"
 

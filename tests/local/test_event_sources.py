@@ -146,15 +146,43 @@ def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(loc
     # When the batch runs
     result = local_cloud.run(batch_workflow, batch)
 
-    # Then order a was placed once (m2 replayed m1), and only m3 and m4 are reported as failed
+    # Then order a was placed once (m2 replayed m1), and only m3 and m4 are reported, by error name
     assert result.status == "SUCCEEDED", (result.error, result.cause)
-    report = result.output
-    assert [f["itemIdentifier"] for f in report["batchItemFailures"]] == ["m3", "m4"]
-    failures = {
-        f["itemIdentifier"]: json.loads(f["failure"]["Cause"])["Error"] for f in report["batchItemFailures"]
+    assert result.output == {
+        "batchItemFailures": [
+            {"itemIdentifier": "m3", "error": "InvalidOrderError"},
+            {"itemIdentifier": "m4", "error": "IdempotencyKeyError"},
+        ]
     }
-    assert failures == {"m3": "InvalidOrderError", "m4": "IdempotencyKeyError"}
-    placed = {r["messageId"]: r["order"] for r in report["results"] if "order" in r}
-    assert placed["m1"] == placed["m2"]
-    assert placed["m5"]["orderId"] == "c"
+    children = [local_cloud.wait(arn) for arn in local_cloud.executions(messages.state_machine_arn)]
+    assert [child.states[-1] for child in children] == [
+        "Complete",
+        "Replay",
+        "BusinessFailed",
+        "ComputeKey",
+        "Complete",
+    ]
+    assert children[1].output_json == children[0].output_json
     assert messages.business_runs == 3  # a once, b (failed) once, c once
+
+
+def test_a_batch_near_the_input_limit_reports_its_failures_within_the_state_limit(local_cloud: LocalCloud):
+    # Given a batch of ~240 KB (the input limit is 256 KB) whose every record fails
+    messages = IdempotentService(
+        local_cloud,
+        example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH="powertools_json(body).orderId"),
+        name="order-messages",
+    )
+    batch_workflow = messages.nest_in(SQS_BATCH_ASL, "sqs-batch")
+    batch = [sqs_record(f"m{n}", {"orderId": f"o-{n}", "amount": -1, "note": "x" * 9_000}) for n in range(25)]
+    assert 230_000 < len(json.dumps(batch)) < 256 * 1024
+
+    # When the batch runs
+    result = local_cloud.run(batch_workflow, batch, timeout=120)
+
+    # Then every record is reported, and the output is small (no child input echoed back)
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert result.output["batchItemFailures"] == [
+        {"itemIdentifier": f"m{n}", "error": "InvalidOrderError"} for n in range(25)
+    ]
+    assert len(result.output_json) < 2_000

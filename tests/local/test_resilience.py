@@ -369,3 +369,41 @@ def test_a_result_over_the_state_limit_is_released_by_the_backstop(make_service:
     # Then the status change event releases the claim, so a retry is not blocked until the lease ends
     assert released_by(service, release).states[-1] == "Released"
     assert service.record_for(FIRST) is None
+
+
+@pytest.mark.parametrize(
+    ("detail", "path_end"),
+    [
+        pytest.param(
+            {"status": "ABORTED", "input": None, "inputDetails": {"included": False}},
+            "InputOmitted",
+            id="input left out",
+        ),
+        pytest.param({"status": "FAILED"}, "InputOmitted", id="no input field"),
+        pytest.param({"status": "ABORTED", "input": json.dumps(FIRST)}, "ReleaseClaim", id="no error field"),
+        pytest.param(
+            {"status": "ABORTED", "input": json.dumps(FIRST), "error": None}, "ReleaseClaim", id="null error"
+        ),
+        pytest.param(
+            {"status": "FAILED", "input": json.dumps(FIRST), "error": "IdempotencyPersistenceError"},
+            "WorthReleasing",
+            id="persistence error",
+        ),
+    ],
+)
+def test_the_release_workflow_reads_only_fields_that_are_there(
+    make_service: ServiceFactory, detail: dict[str, Any], path_end: str
+):
+    # Given a status change event with optional fields missing or null (AWS omits large inputs)
+    service = make_service()
+    release = service.deploy_claim_release()
+    event = {"detail": {"executionArn": f"{service.state_machine_arn}:ended", **detail}}
+
+    # When the release workflow gets it
+    result = service.cloud.run(release, event)
+
+    # Then it ends in "nothing to release", never States.Runtime
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert result.states[-2:] == [path_end, "NothingToRelease"]
+    if path_end == "InputOmitted":
+        assert "claim ends with its lease" in result.output["reason"]
