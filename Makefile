@@ -23,7 +23,7 @@ install: $(STAMP)  ## create .venv with the project and its dev tools
 demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded engine
 	$(BIN)/sfn-idempotency demo
 
-test: $(STAMP)  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel
+test: $(STAMP) node_modules/.package-lock.json  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: $(STAMP)  ## key computation and configuration
@@ -32,7 +32,7 @@ test-unit: $(STAMP)  ## key computation and configuration
 test-local: $(STAMP)  ## state machines on moto's interpreter
 	$(BIN)/pytest tests/local $(PYTEST_ARGS)
 
-test-infra: $(STAMP)  ## CDK synth assertions and cdk-nag
+test-infra: $(STAMP) node_modules/.package-lock.json  ## CDK synth assertions and cdk-nag
 	$(BIN)/pytest tests/infra $(PYTEST_ARGS)
 
 test-installed: $(STAMP)  ## build the wheel, install it outside the checkout, run examples/my_project

@@ -1,44 +1,46 @@
-"""Small, isolated fixes to moto's Step Functions interpreter. Each one has a test in tests/local.
+"""Small, isolated fixes to moto's Step Functions interpreter. Each one has a test in tests/local and
+names its row of the AWS fidelity ledger, docs/aws-fidelity.md (`[L7]` is `#l7` there; speed fixes
+change no behaviour).
 
-1. Task clients: moto builds a new boto3 client for every Task state it runs (most of the local
+1. [speed] Task clients: moto builds a new boto3 client for every Task state it runs (most of the local
    overhead). We hand it one cached client per service and region, created from a session that
    carries our call hooks, so Lambda Invoke reaches our handlers and faults can be injected.
-2. Retry waits: moto sleeps the real IntervalSeconds/backoff. The engine may scale the wait so
+2. [L10] Retry waits: moto sleeps the real IntervalSeconds/backoff. The engine may scale the wait so
    that tests of Retry policies do not spend minutes sleeping; semantics (which errors retry,
    how many times) are untouched.
-3. Execution output: AWS returns the output as JSON text, always; moto returns a string result
+3. [L12] Execution output: AWS returns the output as JSON text, always; moto returns a string result
    unquoted and drops a null one. We store the output as its JSON text when the execution ends.
-4. (Retired.) moto refuses a ``States.``-prefixed name re-thrown by a Fail state's ``ErrorPath``, as
+4. [L5] (Retired.) moto refuses a ``States.``-prefixed name re-thrown by a Fail state's ``ErrorPath``, as
    the States Language says ("MUST NOT begin with the prefix States."); the flows map such errors to
    names of their own instead, so the refusal stands.
-5. Unnamed executions: AWS names an execution started without ``name`` with a fresh UUID; moto
+5. [L12] Unnamed executions: AWS names an execution started without ``name`` with a fresh UUID; moto
    names it "None", so a second unnamed start fails with ExecutionAlreadyExists.
-6. ``states:startExecution`` (and ``.sync``/``.sync:2``): AWS takes the API's parameters in
+6. [L3] ``states:startExecution`` (and ``.sync``/``.sync:2``): AWS takes the API's parameters in
    PascalCase (``StateMachineArn``, ``Input``) and returns PascalCase (``ExecutionArn``,
    ``Output``, ``Error``, ``Cause``). moto's interpreter leaves both unconverted, so nesting failed.
    We convert them through the Step Functions API's own shapes, as the service does, with
    timestamps as epoch milliseconds.
-7. EventBridge to Step Functions: a rule whose target is a state machine starts an execution
+7. [L7] EventBridge to Step Functions: a rule whose target is a state machine starts an execution
    with the matching event (or the target's InputTransformer output / Input) as its input. moto
-   matches the rule but delivers only to SQS, Logs and other buses.
-8. DynamoDB conditional writes are atomic: "the write succeeds only if the condition holds" at the
+   matches the rule but delivers only to SQS, Logs and other buses, and through DISABLED rules too.
+8. [L8] DynamoDB conditional writes are atomic: "the write succeeds only if the condition holds" at the
    moment of writing. moto checks the condition and then writes without a lock, so two threads
    (two executions claiming one key) could both pass. We serialize moto's item writes.
-9. Parsing: moto parses the definition with ANTLR at the start of every execution (~40 ms for
+9. [speed] Parsing: moto parses the definition with ANTLR at the start of every execution (~40 ms for
    ours, most of the local overhead after fix 1). We parse each definition once and share the
    parsed program: its components are declarations that evaluation never changes (executions keep
    their state in their own Environment), except a lazily drawn heap key per component, which we
    draw at parse time so that concurrent executions cannot race on it.
-10. ``States.ALL`` "cannot catch the States.DataLimitExceeded terminal error or Runtime error
+10. [L9] ``States.ALL`` "cannot catch the States.DataLimitExceeded terminal error or Runtime error
     types"; moto's wildcard matched them, so an oversized result was caught and released locally
     while on AWS it ends the execution (and the claim waits for its lease or the release workflow).
-11. JSONPath parsing: jsonpath-ng builds a new PLY parser for every path it parses, and moto parses
+11. [speed] JSONPath parsing: jsonpath-ng builds a new PLY parser for every path it parses, and moto parses
     every path of every state each time it runs (~20 parser builds per execution of ours). Parsed
     paths are immutable, so we parse each distinct path once.
-12. Request dispatch: moto lists a response class's methods with ``inspect.getmembers`` on every
+12. [speed] Request dispatch: moto lists a response class's methods with ``inspect.getmembers`` on every
     request it serves; we remember the list per class. Interpreter requests to the in-process
     backend go unsigned (moto takes region and account from the request's host and its defaults).
-13. Execution status change events: Step Functions sends "Step Functions Execution Status Change"
+13. [L6] Execution status change events: Step Functions sends "Step Functions Execution Status Change"
     to the default event bus for every status change of a Standard workflow's execution (RUNNING,
     SUCCEEDED, FAILED, TIMED_OUT, ABORTED), and none for Express workflows; input and output are
     left out (``inputDetails.included: false``) when they would make the event too large. moto
@@ -316,6 +318,8 @@ def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., N
         return (arn.service, arn.resource_type) == ("states", "stateMachine")
 
     def send_to_targets(self: Any, event: dict[str, Any], transform_input: bool = True) -> None:
+        if self.state != "ENABLED":
+            return  # a DISABLED rule delivers nothing, to any target (moto delivered anyway)
         others = [target for target in self.targets if not is_state_machine(target)]
         if others:
             # moto raises NotImplementedError on a target kind it does not know: hand it only its own.

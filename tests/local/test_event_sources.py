@@ -186,3 +186,61 @@ def test_a_batch_near_the_input_limit_reports_its_failures_within_the_state_limi
         {"itemIdentifier": f"m{n}", "error": "InvalidOrderError"} for n in range(25)
     ]
     assert len(result.output_json) < 2_000
+
+
+def test_a_disabled_rule_delivers_nothing_until_enabled(event_workflow: IdempotentService):
+    # Given the trigger's rule disabled (AWS: a DISABLED rule matches no event)
+    events = event_workflow.cloud.events
+    (rule,) = events.list_rules()["Rules"]
+    events.disable_rule(Name=rule["Name"])
+    event_workflow.cloud.put_event("orders", "OrderPlaced", ORDER)
+
+    # When it is enabled again and a witness is published
+    events.enable_rule(Name=rule["Name"])
+    event_workflow.cloud.put_event("orders", "OrderPlaced", {"orderId": "witness", "amount": 1})
+
+    # Then only the witness started an execution
+    (only,) = wait_for_executions(event_workflow, 1)
+    assert (
+        json.loads(only.history[0]["executionStartedEventDetails"]["input"])["detail"]["orderId"] == "witness"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target_fields", "expected_input"),
+    [
+        ({"Input": '{"constant": true}'}, {"constant": True}),
+        (
+            {
+                "InputTransformer": {
+                    "InputPathsMap": {"order": "$.detail.orderId"},
+                    "InputTemplate": '{"orderId": "<order>"}',
+                }
+            },
+            {"orderId": ORDER["orderId"]},
+        ),
+    ],
+    ids=["Input", "InputTransformer"],
+)
+def test_a_target_receives_its_input_or_its_transformed_event(
+    local_cloud: LocalCloud, target_fields: dict[str, Any], expected_input: Any
+):
+    # Given a rule whose state machine target has a constant Input or an InputTransformer
+    machine = local_cloud.create_state_machine(
+        "echo",
+        json.dumps({"StartAt": "Pass", "States": {"Pass": {"Type": "Pass", "End": True}}}),
+        {},
+    )
+    local_cloud.events.put_rule(Name="orders", EventPattern=json.dumps({"source": ["orders"]}))
+    local_cloud.events.put_targets(
+        Rule="orders",
+        Targets=[{"Id": "m", "Arn": machine, "RoleArn": "arn:aws:iam::123456789012:role/r", **target_fields}],
+    )
+
+    # When a matching event is published
+    local_cloud.put_event("orders", "OrderPlaced", ORDER)
+
+    # Then the execution's input is what the target says, not the event
+    local_cloud.wait_until(lambda: len(local_cloud.executions(machine)) == 1, what="the delivery")
+    result = local_cloud.wait(local_cloud.executions(machine)[0])
+    assert result.output == expected_input
