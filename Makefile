@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test test-unit test-local test-infra test-installed dist lint format synth serve bench clean
+.PHONY: help install demo test test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -60,6 +60,9 @@ node_modules/.package-lock.json: package.json package-lock.json
 
 serve: $(STAMP)  ## Step Functions, DynamoDB and EventBridge endpoint on 127.0.0.1:8083
 	$(BIN)/sfn-idempotency serve
+
+aws-check: $(STAMP) node_modules/.package-lock.json  ## deploy a throwaway stack, run the demo on AWS beside the local one, destroy it
+	$(BIN)/python -m scripts.aws_check
 
 bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests)
 	$(BIN)/python -m bench.run

@@ -107,7 +107,7 @@ def worst_case_lease_seconds(definition: str, timeout_seconds: int, max_claim_at
         worst_case_backoff_seconds(states[name].get("Retry", [])) for name in CLAIM_STATES
     )
     execute_retriers = states[EXECUTE_STATE].get("Retry", [])
-    attempts = 1 + sum(retrier.get("MaxAttempts", DEFAULT_MAX_ATTEMPTS) for retrier in execute_retriers)
+    attempts: int = 1 + sum(retrier.get("MaxAttempts", DEFAULT_MAX_ATTEMPTS) for retrier in execute_retriers)
     execute_phase = attempts * timeout_seconds + worst_case_backoff_seconds(execute_retriers)
     return math.ceil(claim_phase + execute_phase + LEASE_MARGIN_SECONDS)
 

@@ -1,23 +1,62 @@
-"""The main job: the idempotent order workflow, walked through its paths on the embedded engine."""
+"""The main job: the idempotent order workflow, walked through its paths.
+
+The scenarios are driven by the orders alone (the example business step's ``simulate`` hooks stand in
+for a slow or failing payment gateway), so the same table runs on the embedded engine (``demo``) and
+against a deployed stack or any endpoint (``aws-check``).
+"""
 
 from __future__ import annotations
 
+import json
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
-from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
+from sfn_idempotency.lambdas.compute_key.computation import key_of
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 
-# Retry waits are real on the demo's engine, but no scenario hits a Retry.
-CONCURRENT_HOLD_SECONDS = 1.0
+# Long enough for a duplicate to arrive while the first execution holds the claim, on AWS too.
+CONCURRENT_HOLD_SECONDS = 3
+CLAIM_DEADLINE_SECONDS = 30.0
+CLAIM_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a scenario needs of an execution, wherever it ran."""
+
+    arn: str
+    status: str
+    output_json: str | None
+    error: str | None
+    states: list[str]
+    business_runs: int
+
+    @property
+    def output(self) -> Any:
+        return None if self.output_json is None else json.loads(self.output_json)
+
+
+class Target(Protocol):
+    """Where the scenarios run: the embedded engine or a deployed state machine."""
+
+    settings: IdempotencySettings
+
+    def start(self, event: Any) -> str: ...
+
+    def wait(self, execution_arn: str) -> Outcome: ...
+
+    def record(self, key: str) -> dict[str, Any] | None: ...
+
+    def records(self) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
 class Row:
     scenario: str
-    result: ExecutionResult
-    business_runs: int
+    result: Outcome
     expected: bool
 
     def outcome(self) -> str:
@@ -27,92 +66,111 @@ class Row:
         return f"{self.result.error}"
 
 
-def run_scenarios(service: IdempotentService) -> list[Row]:
-    cloud = service.cloud
+def run_scenarios(target: Target) -> list[Row]:
     rows: list[Row] = []
 
-    def record(
-        scenario: str, run: Callable[[], ExecutionResult], check: Callable[[ExecutionResult], bool]
-    ) -> ExecutionResult:
-        result = run()
-        rows.append(Row(scenario, result, service.business_runs_in(result), check(result)))
+    def run(event: Any) -> Outcome:
+        return target.wait(target.start(event))
+
+    def record(scenario: str, result: Outcome, check: Callable[[Outcome], bool]) -> Outcome:
+        rows.append(Row(scenario, result, check(result)))
         return result
 
+    def claimed(event: Any) -> bool:
+        key = key_of(event, target.settings)
+        return key is not None and target.record(key) is not None
+
     first_order = {"orderId": "o-1001", "amount": 42.5}
-    first = record("first order", lambda: service.run(first_order), lambda r: r.status == "SUCCEEDED")
+    first = record("first order", run(first_order), lambda r: r.status == "SUCCEEDED")
     record(
         "duplicate (client resend)",
-        lambda: service.run(dict(first_order)),
+        run(dict(first_order)),
         lambda r: r.output_json == first.output_json and r.states[-1] == "Replay",
     )
 
-    # The next business call takes a while, so a duplicate arrives while it holds the claim.
+    # The first of two takes a while, so the second arrives while it holds the claim.
     slow_order = {"orderId": "o-1002", "amount": 10}
-    cloud.faults.function_delay(service.business_function, CONCURRENT_HOLD_SECONDS, calls=2)
-    holder = service.start(slow_order)
-    service.wait_for_claim(slow_order)
+    holder = target.start({**slow_order, "simulate": {"delaySeconds": CONCURRENT_HOLD_SECONDS}})
+    wait_for(lambda: claimed(slow_order), "the first execution's claim")
     record(
         "concurrent duplicate",
-        lambda: service.run(slow_order),
+        run(slow_order),
         lambda r: r.error == "IdempotencyAlreadyInProgressError",
     )
-    record("  ...the first of the two", lambda: cloud.wait(holder), lambda r: r.status == "SUCCEEDED")
+    record("  ...the first of the two", target.wait(holder), lambda r: r.status == "SUCCEEDED")
 
     flaky_order = {"orderId": "o-1003", "amount": 99}
-    cloud.faults.function_error(
-        service.business_function, "PaymentGatewayTimeout", "gateway did not answer", calls=3
-    )
     record(
         "failing order (released)",
-        lambda: service.run(flaky_order),
-        lambda r: r.error == "PaymentGatewayTimeout" and service.record_for(flaky_order) is None,
+        run({**flaky_order, "simulate": {"error": "PaymentGatewayTimeout"}}),
+        lambda r: r.error == "PaymentGatewayTimeout" and not claimed(flaky_order),
     )
-    record("retry of the failed order", lambda: service.run(flaky_order), lambda r: r.status == "SUCCEEDED")
+    record("retry of the failed order", run(flaky_order), lambda r: r.status == "SUCCEEDED")
     record(
         "invalid order (business error)",
-        lambda: service.run({"orderId": "o-1004", "amount": -5}),
+        run({"orderId": "o-1004", "amount": -5}),
         lambda r: r.error == "InvalidOrderError",
     )
     return rows
 
 
-def render(rows: list[Row], out: TextIO) -> None:
+def wait_for(condition: Callable[[], bool], what: str, deadline: float = CLAIM_DEADLINE_SECONDS) -> None:
+    end = time.monotonic() + deadline
+    while not condition():
+        if time.monotonic() >= end:
+            raise TimeoutError(f"not reached within {deadline:g} s: {what}")
+        time.sleep(CLAIM_POLL_SECONDS)
+
+
+def table_lines(rows: list[Row]) -> list[str]:
     header = ("scenario", "status", "output or error", "business runs", "states visited")
     lines = [
         (
             row.scenario,
             row.result.status,
             row.outcome(),
-            str(row.business_runs),
+            str(row.result.business_runs),
             " > ".join(row.result.states),
         )
         for row in rows
     ]
     widths = [max(len(line[i]) for line in [header, *lines]) for i in range(len(header))]
-    for line in [header, tuple("-" * w for w in widths), *lines]:
-        print(
-            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip(), file=out
-        )
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        for line in [header, tuple("-" * w for w in widths), *lines]
+    ]
+
+
+def summary(rows: list[Row], target: Target) -> str:
+    records = target.records()
+    business_runs = sum(row.result.business_runs for row in rows)
+    return (
+        f"{len(records)} records, all {sorted({r['status'] for r in records})}; "
+        f"business step ran {business_runs} times for {len(rows)} executions."
+    )
+
+
+def unexpected(rows: list[Row]) -> list[str]:
+    return [row.scenario.strip() for row in rows if not row.expected]
 
 
 def main(out: TextIO = sys.stdout) -> int:
+    from sfn_idempotency.local import IdempotentService, LocalCloud
+    from sfn_idempotency.local.targets import LocalTarget
+
     with LocalCloud() as cloud:
-        service = IdempotentService(cloud)
+        target = LocalTarget(IdempotentService(cloud))
         print(
-            f"sfn-idempotency demo: state machine {service.name!r} on moto's Step Functions interpreter, "
-            f"key prefix {service.settings.key_prefix!r}, key JMESPath {service.settings.event_key_jmespath!r}\n",
+            f"sfn-idempotency demo: state machine {target.service.name!r} on moto's Step Functions "
+            f"interpreter, key prefix {target.settings.key_prefix!r}, key JMESPath "
+            f"{target.settings.event_key_jmespath!r}\n",
             file=out,
         )
-        rows = run_scenarios(service)
-        render(rows, out)
-        records: list[dict[str, Any]] = service.records()
-        print(
-            f"\n{len(records)} records, all {sorted({r['status'] for r in records})}; "
-            f"business step ran {service.business_runs} times for {len(rows)} executions.",
-            file=out,
-        )
-    unexpected = [row.scenario.strip() for row in rows if not row.expected]
-    if unexpected:
-        print(f"UNEXPECTED: {', '.join(unexpected)}", file=out)
+        rows = run_scenarios(target)
+        print("\n".join(table_lines(rows)), file=out)
+        print(f"\n{summary(rows, target)}", file=out)
+    failed = unexpected(rows)
+    if failed:
+        print(f"UNEXPECTED: {', '.join(failed)}", file=out)
         return 1
     return 0

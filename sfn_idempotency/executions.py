@@ -1,8 +1,11 @@
-"""Waiting for a Step Functions execution, the same way against AWS and the local engine."""
+"""Waiting for a Step Functions execution and reading its history, the same way against AWS and the
+local engine."""
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 TERMINAL_STATUSES = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
@@ -27,3 +30,28 @@ def wait_for_execution(
             raise TimeoutError(f"{execution_arn} still {description['status']} after {timeout:g} s")
         time.sleep(interval)
         interval = min(interval * 1.5, max_interval)
+
+
+def history(sfn: Any, execution_arn: str) -> tuple[dict[str, Any], ...]:
+    pages = sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn)
+    return tuple(event for page in pages for event in page["events"])
+
+
+def entered_states(events: Iterable[dict[str, Any]]) -> list[str]:
+    """The states entered, in order: the path the execution took."""
+    return [
+        event["stateEnteredEventDetails"]["name"]
+        for event in events
+        if event["type"].endswith("StateEntered")
+    ]
+
+
+def lambda_invocations(events: Iterable[dict[str, Any]], function_arn: str) -> int:
+    """How many times the execution scheduled the function (retries included)."""
+    return sum(
+        1
+        for event in events
+        if event["type"] == "TaskScheduled"
+        and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
+        and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName") == function_arn
+    )

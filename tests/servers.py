@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
+import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 READY_DEADLINE_SECONDS = 60
+CLI = str(Path(sys.executable).parent / "sfn-idempotency")
 
 
 def free_port() -> int:
@@ -32,3 +36,26 @@ def read_ready_line(
         process.kill()
         raise AssertionError(f"serve printed no ready line within {deadline} s: {process.stderr.read()}")
     return dict(json.loads(lines[0]))
+
+
+def clean_environment() -> dict[str, str]:
+    """No IDEMPOTENCY_* overrides, fake credentials, no user AWS config."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith(("IDEMPOTENCY_", "AWS_"))}
+    return {
+        **environment,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+    }
+
+
+def start_server() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [CLI, "serve", "--port", str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )

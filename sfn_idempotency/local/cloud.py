@@ -16,7 +16,7 @@ from typing import Any, Self
 import boto3
 
 from sfn_idempotency import definitions
-from sfn_idempotency.executions import TERMINAL_STATUSES
+from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, history, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.backends import Backend, InProcessBackend
@@ -58,22 +58,7 @@ class ExecutionResult:
 
     def lambda_invocations(self, function_arn: str) -> int:
         """How many times this execution scheduled the function (retries included)."""
-        return sum(
-            1
-            for event in self.history
-            if event["type"] == "TaskScheduled"
-            and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
-            and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName")
-            == function_arn
-        )
-
-
-def entered_states(history: Iterable[dict[str, Any]]) -> list[str]:
-    return [
-        event["stateEnteredEventDetails"]["name"]
-        for event in history
-        if event["type"].endswith("StateEntered")
-    ]
+        return lambda_invocations(self.history, function_arn)
 
 
 class CallCounter:
@@ -298,8 +283,7 @@ class LocalCloud:
         return entered_states(self._history(execution_arn))
 
     def _history(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
-        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=execution_arn)
-        return tuple(event for page in pages for event in page["events"])
+        return history(self.sfn, execution_arn)
 
     def _result(self, description: dict[str, Any]) -> ExecutionResult:
         arn = description["executionArn"]

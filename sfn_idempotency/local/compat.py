@@ -204,10 +204,11 @@ def _emit_status_change(execution: Any, status: str | None) -> None:
 def status_change_detail(description: dict[str, Any], status: str | None = None) -> dict[str, Any]:
     """The ``detail`` of a status change event from a DescribeExecution output: dates in epoch
     milliseconds, input and output left out (with ``included: false``) once they pass the limit."""
-    execution_input = description.get("input")
-    output = description.get("output")
-    input_fits = execution_input is not None and len(execution_input.encode()) <= MAX_STATUS_EVENT_DATA_BYTES
-    room = MAX_STATUS_EVENT_DATA_BYTES - (len(execution_input.encode()) if input_fits else 0)
+    execution_input: str | None = description.get("input")
+    output: str | None = description.get("output")
+    input_size = len(execution_input.encode()) if execution_input is not None else 0
+    input_fits = execution_input is not None and input_size <= MAX_STATUS_EVENT_DATA_BYTES
+    room = MAX_STATUS_EVENT_DATA_BYTES - (input_size if input_fits else 0)
     output_fits = output is not None and len(output.encode()) <= room
     return {
         "executionArn": description["executionArn"],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -19,25 +18,12 @@ import pytest
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
-from tests.servers import free_port, read_ready_line
+from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
 
 BIN = Path(sys.executable).parent
-CLI = str(BIN / "sfn-idempotency")
+
 COMMAND_DEADLINE_SECONDS = 60
 REPOSITORY_ROOT = Path(__file__).resolve().parents[2]  # the README this test keeps current
-
-
-def clean_environment() -> dict[str, str]:
-    """No IDEMPOTENCY_* overrides, fake credentials, no user AWS config."""
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(("IDEMPOTENCY_", "AWS_"))}
-    return {
-        **environment,
-        "AWS_ACCESS_KEY_ID": "local",
-        "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_CONFIG_FILE": os.devnull,
-        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-    }
 
 
 @dataclass
@@ -57,16 +43,6 @@ class Server:
             aws_access_key_id="local",
             aws_secret_access_key="local",
         )
-
-
-def start_server() -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [CLI, "serve", "--port", str(free_port())],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_environment(),
-    )
 
 
 @pytest.fixture(scope="module")

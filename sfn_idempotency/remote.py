@@ -1,0 +1,61 @@
+"""The demo's scenarios against a deployed state machine (AWS, or any endpoint such as ``serve``)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sfn_idempotency.demo import Outcome
+from sfn_idempotency.executions import entered_states, history, lambda_invocations, wait_for_execution
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+from sfn_idempotency.records import plain
+
+EXECUTION_DEADLINE_SECONDS = 300.0
+
+
+class RemoteTarget:
+    """``state_machine_arn`` runs the idempotency flow around a Lambda on ``table_name``."""
+
+    def __init__(
+        self, sfn: Any, dynamodb: Any, state_machine_arn: str, table_name: str, settings: IdempotencySettings
+    ) -> None:
+        self.sfn = sfn
+        self.dynamodb = dynamodb
+        self.state_machine_arn = state_machine_arn
+        self.table_name = table_name
+        self.settings = settings
+        definition = json.loads(sfn.describe_state_machine(stateMachineArn=state_machine_arn)["definition"])
+        # The business Lambda, as the deployed definition names it (to count its runs in the history)
+        self.business_function_arn = str(definition["States"]["Execute"]["Parameters"]["FunctionName"])
+
+    def start(self, event: Any) -> str:
+        response = self.sfn.start_execution(stateMachineArn=self.state_machine_arn, input=json.dumps(event))
+        return str(response["executionArn"])
+
+    def wait(self, execution_arn: str) -> Outcome:
+        description = wait_for_execution(self.sfn, execution_arn, EXECUTION_DEADLINE_SECONDS)
+        events = history(self.sfn, execution_arn)
+        return Outcome(
+            arn=execution_arn,
+            status=description["status"],
+            output_json=description.get("output"),
+            error=description.get("error"),
+            states=entered_states(events),
+            business_runs=lambda_invocations(events, self.business_function_arn),
+        )
+
+    def record(self, key: str) -> dict[str, Any] | None:
+        item = self.dynamodb.get_item(TableName=self.table_name, Key={"id": {"S": key}}, ConsistentRead=True)
+        record: dict[str, Any] | None = item.get("Item")
+        return record
+
+    def records(self) -> list[dict[str, Any]]:
+        """This workflow's records (the table may be shared with other key prefixes)."""
+        pages = self.dynamodb.get_paginator("scan").paginate(
+            TableName=self.table_name,
+            ConsistentRead=True,
+            FilterExpression="begins_with(#id, :prefix)",
+            ExpressionAttributeNames={"#id": "id"},
+            ExpressionAttributeValues={":prefix": {"S": f"{self.settings.key_prefix}#"}},
+        )
+        return [plain(item) for page in pages for item in page["Items"]]
