@@ -304,3 +304,38 @@ def test_graph_is_the_asl_and_the_readme_embeds_it():
     states = json.loads(IDEMPOTENCY_ASL.read_text())["States"]
     assert all(name in result.stdout for name in states)
     assert f"```mermaid\n{result.stdout}```" in (REPOSITORY_ROOT / "README.md").read_text()
+
+
+def test_serve_sends_status_change_events_also_for_a_stop(server: Server):
+    # Given a queue subscribed to Step Functions' status change events, and a long-running machine
+    sqs, events, sfn = server.client("sqs"), server.client("events"), server.client("stepfunctions")
+    queue_url = sqs.create_queue(QueueName="status-changes")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    pattern = {"source": ["aws.states"], "detail-type": ["Step Functions Execution Status Change"]}
+    events.put_rule(Name="status-changes", EventPattern=json.dumps(pattern))
+    events.put_targets(Rule="status-changes", Targets=[{"Id": "queue", "Arn": queue_arn}])
+    definition = {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 1, "End": True}}}
+    machine = sfn.create_state_machine(
+        name="waits", definition=json.dumps(definition), roleArn="arn:aws:iam::123456789012:role/r"
+    )["stateMachineArn"]
+
+    # When an execution is stopped through the endpoint
+    execution = sfn.start_execution(stateMachineArn=machine)["executionArn"]
+    poll(
+        lambda: sfn.get_execution_history(executionArn=execution)["events"][-1]["type"] == "WaitStateEntered",
+        "the Wait state",
+    )
+    sfn.stop_execution(executionArn=execution)
+    assert wait_for_execution(sfn, execution, COMMAND_DEADLINE_SECONDS)["status"] == "ABORTED"
+
+    # Then the bus got RUNNING and ABORTED for it, as Step Functions sends them
+    def statuses() -> list[str]:
+        messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+        details = [json.loads(m["Body"])["detail"] for m in messages]
+        return [d["status"] for d in details if d["executionArn"] == execution]
+
+    seen: list[str] = []
+    poll(lambda: seen.extend(statuses()) or "ABORTED" in seen, "the ABORTED event")
+    assert seen == ["RUNNING", "ABORTED"]
