@@ -282,6 +282,58 @@ def test_catch_all_does_not_catch_data_limit_exceeded(local_cloud: LocalCloud, t
     assert result.states == ["Call"]
 
 
+def test_catch_all_does_not_catch_a_runtime_error(local_cloud: LocalCloud, tmp_path: Path):
+    # The same sentence of the docs, for States.Runtime: a path that is not in the input.
+    function = local_cloud.add_function("small", lambda event, context: {"ok": True})
+    states = {
+        "Call": invoke_state(
+            {"Next": "Use"},
+            Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Caught"}],
+        ),
+        "Use": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": "${Fn}", "Payload.$": "$.missing"},
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Caught"}],
+            "End": True,
+        },
+        "Caught": {"Type": "Pass", "End": True},
+    }
+    machine = deploy(local_cloud, tmp_path, states, "Call", Fn=function.arn)
+    result = local_cloud.run(machine, {})
+    assert (result.status, result.error) == ("FAILED", "States.Runtime")
+    assert "Caught" not in result.states
+
+
+def test_each_json_path_is_parsed_once_and_means_the_same(local_cloud: LocalCloud, tmp_path: Path):
+    # Fix 11 (speed): paths are immutable, so one parse serves every state and execution that uses it.
+    from moto.stepfunctions.parser.asl.utils import json_path
+
+    states = {
+        "First": {"Type": "Pass", "Parameters": {"value.$": "$.order.amount"}, "Next": "Second"},
+        "Second": {"Type": "Pass", "Parameters": {"again.$": "$.value"}, "End": True},
+    }
+    machine = deploy(local_cloud, tmp_path, states, "First")
+    json_path.parse.cache_clear()
+    results = [local_cloud.run(machine, {"order": {"amount": n}}) for n in (1, 2, 3)]
+    assert [result.output for result in results] == [{"again": 1}, {"again": 2}, {"again": 3}]
+    parses = json_path.parse.cache_info()
+    assert parses.hits > 0
+    assert parses.misses <= 4  # each distinct path once, however many executions use it
+
+
+def test_response_methods_are_listed_once_per_class(local_cloud: LocalCloud):
+    # Fix 12 (speed): the list of a response class's methods is the same on every request.
+    from moto.core import responses
+
+    responses.method_names_from_class.cache_clear()
+    for _ in range(3):
+        local_cloud.dynamodb.list_tables()
+    listed = responses.method_names_from_class.cache_info()
+    assert listed.hits >= 2
+    assert listed.currsize >= 1
+
+
 def test_concurrent_executions_of_one_definition_count_their_own_retries(tmp_path: Path):
     # AWS: each execution retries a state MaxAttempts times, whatever other executions do.
     with LocalCloud(retry_wait_scale=0) as cloud:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import threading
+from typing import Any
 
 import pytest
 
+from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from tests.local.conftest import Gate, ServiceFactory
+from tests.local.conftest import GATE_TIMEOUT_SECONDS, Gate, ServiceFactory
 
 ORDER = {"orderId": "o-lease", "amount": 7}
 THROTTLED = "ProvisionedThroughputExceededException"
@@ -42,6 +46,57 @@ def test_a_run_whose_lease_was_taken_over_cannot_complete(make_service: ServiceF
     assert record["owner"]["S"] == newer.arn
     assert json.loads(record["data"]["S"]) == newer.output
     assert service.business_runs == 2
+
+
+class TwoGates:
+    """A business step whose first two calls each wait for their own gate."""
+
+    def __init__(self) -> None:
+        self.entered = [threading.Event(), threading.Event()]
+        self.gates = [threading.Event(), threading.Event()]
+        self._calls = itertools.count()
+
+    def handler(self, event: Any, context: Any) -> Any:
+        call = next(self._calls)
+        if call < 2:
+            self.entered[call].set()
+            if not self.gates[call].wait(GATE_TIMEOUT_SECONDS):
+                raise TimeoutError("the test never opened the gate")
+        return place_order(event)
+
+    def open_all(self) -> None:
+        for gate in self.gates:
+            gate.set()
+
+
+def test_a_late_run_cannot_complete_over_a_newer_claim_in_progress(make_service: ServiceFactory):
+    # Given A holding the claim, its lease ended, and B holding it now, both business steps running
+    gates = TwoGates()
+    service = make_service(gates.handler)
+    try:
+        late = service.start(ORDER)
+        assert gates.entered[0].wait(10)
+        service.cloud.clock.advance(service.settings.lease + 1)
+        newer = service.start(ORDER)
+        assert gates.entered[1].wait(10)
+        assert service.record_for(ORDER)["owner"]["S"] == newer
+
+        # When A finishes while B's claim is still INPROGRESS
+        gates.gates[0].set()
+        late_result = service.cloud.wait(late)
+
+        # Then A is fenced by the owner clause alone: it fails, and the record is still B's claim
+        assert late_result.error == "IdempotencyPersistenceError"
+        assert late_result.states[-2:] == ["Complete", "LeaseLost"]
+        record = service.record_for(ORDER)
+        assert (record["owner"]["S"], record["status"]["S"]) == (newer, "INPROGRESS")
+        assert "data" not in record
+
+        # And B completes its own claim
+        gates.gates[1].set()
+        assert service.cloud.wait(newer).states[-1] == "Complete"
+    finally:
+        gates.open_all()
 
 
 def test_a_run_whose_lease_was_taken_over_cannot_release_the_newer_claim(make_service: ServiceFactory):
@@ -109,7 +164,15 @@ def test_transient_dynamodb_errors_are_retried(
     assert failed.error == "InvalidOrderError"
     assert idempotent_service.business_runs == 2
     assert idempotent_service.record_for(failing) is None
-    assert local_cloud.calls.count("dynamodb", operation) >= len(calls) + 1
+    # And the throttle fired exactly as planned: each throttled call is one failed attempt in a history
+    throttled = [
+        event
+        for result in (first, replay, failed)
+        for event in result.history
+        if event["type"] == "TaskFailed"
+        and event["taskFailedEventDetails"]["error"] == f"DynamoDB.{THROTTLED}"
+    ]
+    assert len(throttled) == len(calls)
 
 
 def test_claim_that_keeps_failing_is_a_persistence_error(

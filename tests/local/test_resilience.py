@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 from tests.local.conftest import Gate, ServiceFactory
 from tests.unit.powertools_reference import powertools_key
@@ -31,51 +32,68 @@ def outcome(result: ExecutionResult) -> str:
 
 # -- duplicate storms -------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_duplicate_storm_runs_the_business_step_once_per_key(idempotent_service: IdempotentService):
-    # Given 64 concurrent executions for each of 8 orders, started from 8 threads at once
+def test_duplicate_storm_runs_the_business_step_once_per_key(make_service: ServiceFactory):
+    # Given a business step that holds each order until the test lets go, so the storm must overlap
+    release = threading.Event()
+
+    def held(event: Any, context: Any) -> Any:
+        if not release.wait(STORM_DEADLINE_SECONDS):
+            raise TimeoutError("the test never released the business step")
+        return place_order(event)
+
+    service = make_service(held)
+    cloud = service.cloud
+    # And 64 concurrent executions for each of 8 orders, started from 8 threads at once
     orders = [{"orderId": f"storm-{k}", "amount": k + 1} for k in range(STORM_KEYS)]
     arns: list[str] = []
     lock = threading.Lock()
 
     def start_all(order: dict[str, Any]) -> None:
-        started = [idempotent_service.start(order) for _ in range(STORM_CONCURRENCY)]
+        started = [service.start(order) for _ in range(STORM_CONCURRENCY)]
         with lock:
             arns.extend(started)
 
-    starters = [threading.Thread(target=start_all, args=(order,)) for order in orders]
-    for starter in starters:
-        starter.start()
-    for starter in starters:
-        starter.join(STORM_DEADLINE_SECONDS)
+    try:
+        starters = [threading.Thread(target=start_all, args=(order,)) for order in orders]
+        for starter in starters:
+            starter.start()
+        for starter in starters:
+            starter.join(STORM_DEADLINE_SECONDS)
 
-    # When they all end
-    results = idempotent_service.cloud.wait_all(arns, timeout=STORM_DEADLINE_SECONDS)
+        # When every execution but the 8 claim holders has ended, and then the holders are let go
+        def only_holders_run() -> bool:
+            running = cloud.sfn.list_executions(
+                stateMachineArn=service.state_machine_arn, statusFilter="RUNNING"
+            )
+            return service.business_runs == STORM_KEYS and len(running["executions"]) == STORM_KEYS
 
-    # Then the business step ran exactly once per order; every other execution replayed it or was told to retry
+        cloud.wait_until(only_holders_run, STORM_DEADLINE_SECONDS, "all but the claim holders to end")
+    finally:
+        release.set()
+    results = cloud.wait_all(arns, timeout=STORM_DEADLINE_SECONDS)
+
+    # Then the business step ran exactly once per order, and every other execution overlapped a holder
     assert len(results) == STORM_CONCURRENCY * STORM_KEYS
-    assert idempotent_service.business_runs == STORM_KEYS
+    assert service.business_runs == STORM_KEYS
     outcomes = collections.Counter(outcome(r) for r in results)
-    assert outcomes["Complete"] == STORM_KEYS
-    assert set(outcomes) <= {"Complete", "Replay", IN_PROGRESS}
+    assert outcomes == {"Complete": STORM_KEYS, IN_PROGRESS: STORM_KEYS * (STORM_CONCURRENCY - 1)}
     first_outputs = {r.output["orderId"]: r.output_json for r in results if outcome(r) == "Complete"}
-    for result in results:
-        if outcome(result) == "Replay":
-            order_id = json.loads(result.output_json)["orderId"]
-            assert result.output_json == first_outputs[order_id]
     # And every key ends COMPLETED with the first run's result
-    records = {r["id"]: r for r in idempotent_service.records()}
+    records = {r["id"]: r for r in service.records()}
     assert len(records) == STORM_KEYS
     for order in orders:
-        record = records[idempotent_service.key_for(order)]
+        record = records[service.key_for(order)]
         assert record["status"] == "COMPLETED"
         assert json.loads(record["data"]) == json.loads(first_outputs[order["orderId"]])
 
-    # And retrying the in-progress ones until they succeed yields the same output for all
+    # And retrying the in-progress ones replays the first output for all
     for result in results:
         if outcome(result) == IN_PROGRESS:
             order = json.loads(result.history[0]["executionStartedEventDetails"]["input"])
-            assert idempotent_service.run(order).output_json == first_outputs[order["orderId"]]
-    assert idempotent_service.business_runs == STORM_KEYS
+            retried = service.run(order)
+            assert outcome(retried) == "Replay"
+            assert retried.output_json == first_outputs[order["orderId"]]
+    assert service.business_runs == STORM_KEYS
 
 
 # -- DynamoDB faults ---------------------------------------------------------------------------------
@@ -94,7 +112,11 @@ def test_transient_errors_in_every_dynamodb_state_are_retried(
     # When a first run, a duplicate and a failing order go through every DynamoDB state
     first, duplicate, failing = (idempotent_service.run(e) for e in (FIRST, FIRST, FAILING))
 
-    # Then exactly-once holds, and the failing order's claim was released
+    # Then each throttled call was one failed attempt of the state that made it, retried
+    made_by = {"PutItem": first, "GetItem": duplicate, "UpdateItem": first, "DeleteItem": failing}[operation]
+    failures = [e["taskFailedEventDetails"]["error"] for e in made_by.history if e["type"] == "TaskFailed"]
+    assert failures.count(f"DynamoDB.{THROTTLED}") == attempts
+    # And exactly-once holds, and the failing order's claim was released
     assert first.status == "SUCCEEDED"
     assert duplicate.output_json == first.output_json
     assert failing.error == "InvalidOrderError"
@@ -120,18 +142,19 @@ def test_transient_lambda_service_errors_are_retried(
     assert idempotent_service.business_runs == 1
 
 
-# (operation, scenario event, expected error, expected record status right after)
+# (operation, scenario event, expected error, record status right after, outcome once the lease ended)
 PERMANENT = [
-    ("PutItem", FIRST, "IdempotencyPersistenceError", None),
-    ("GetItem", FIRST, "IdempotencyPersistenceError", "COMPLETED"),
-    ("UpdateItem", FIRST, "IdempotencyPersistenceError", "INPROGRESS"),
-    ("DeleteItem", FAILING, "InvalidOrderError", "INPROGRESS"),
+    ("PutItem", FIRST, "IdempotencyPersistenceError", None, "Complete"),
+    ("GetItem", FIRST, "IdempotencyPersistenceError", "COMPLETED", "Replay"),
+    ("UpdateItem", FIRST, "IdempotencyPersistenceError", "INPROGRESS", "Complete"),
+    ("DeleteItem", FAILING, "InvalidOrderError", "INPROGRESS", "InvalidOrderError"),
 ]
+FAILING_STATE = {"PutItem": "Claim", "GetItem": "Read", "UpdateItem": "Complete", "DeleteItem": "Release"}
 
 
-@pytest.mark.parametrize(("operation", "event", "error", "status"), PERMANENT)
+@pytest.mark.parametrize(("operation", "event", "error", "status", "later"), PERMANENT)
 def test_permanent_dynamodb_errors_end_named_and_lock_no_key_past_its_lease(
-    idempotent_service: IdempotentService, local_cloud: LocalCloud, operation, event, error, status
+    idempotent_service: IdempotentService, local_cloud: LocalCloud, operation, event, error, status, later
 ):
     # Given a completed record for the GetItem case (only duplicates read)
     if operation == "GetItem":
@@ -142,9 +165,12 @@ def test_permanent_dynamodb_errors_end_named_and_lock_no_key_past_its_lease(
     # When the event runs
     result = idempotent_service.run(event)
 
-    # Then it ends with the named error, never States.Runtime
+    # Then it ends with the named error, never States.Runtime, after the whole retry budget
     assert result.status == "FAILED"
     assert result.error == error
+    failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failures.count("DynamoDB.InternalServerError") == 1 + MAX_TRANSIENT_RETRIES
+    assert FAILING_STATE[operation] in result.states
     record = idempotent_service.record_for(event)
     assert (record["status"]["S"] if record else None) == status
 
@@ -152,21 +178,21 @@ def test_permanent_dynamodb_errors_end_named_and_lock_no_key_past_its_lease(
     local_cloud.faults.clear()
     local_cloud.clock.advance(idempotent_service.settings.lease + 1)
     after = idempotent_service.run(event)
-    assert outcome(after) in ("Complete", "Replay", "InvalidOrderError")
-    assert outcome(after) != IN_PROGRESS
+    assert outcome(after) == later
 
 
 # -- business step faults ----------------------------------------------------------------------------
 @pytest.mark.slow
 def test_business_step_returning_after_its_timeout_is_released_and_runs_again_at_most_once(
-    make_service: ServiceFactory,
+    make_service: ServiceFactory, gate: Gate
 ):
-    # Given a 1 s timeout and a business step that returns 1.5 s late on its first call
-    service = make_service(IDEMPOTENCY_TIMEOUT_SECONDS="1")
-    service.cloud.faults.function_delay(service.business_function, 1.5, calls=1)
+    # Given a 1 s timeout and a business step whose first call returns only when the test says so
+    service = make_service(gate.handler, IDEMPOTENCY_TIMEOUT_SECONDS="1")
 
-    # When the order runs, times out, and is retried
+    # When the order runs and times out, the late call returns, and the order is retried twice
     timed_out = service.run(FIRST)
+    assert gate.entered.is_set()
+    gate.open()
     retried = service.run(FIRST)
     duplicate = service.run(FIRST)
 
@@ -302,12 +328,17 @@ def check_hostile_run(service: IdempotentService, event: Any) -> None:
         # A null Payload reaches a Lambda as {} (the lambda:invoke integration sends "{}" for null)
         assert first.output == digest({} if event is None else event, None)
         assert again.output_json == first.output_json
-    key = service.key_for(event)
-    assert key == powertools_key(
+    # The record the state machine wrote is under the very key Powertools computes (or there is none)
+    expected_key = powertools_key(
         event, prefix=service.settings.key_prefix, jmespath=service.settings.event_key_jmespath
     )
-    # Never a record that blocks a retry
-    assert all(record["status"] == "COMPLETED" for record in service.records())
+    records = service.records()
+    if expected_key is None or first.status != "SUCCEEDED":
+        assert records == []
+    else:
+        assert [(record["id"], record["status"]) for record in records] == [(expected_key, "COMPLETED")]
+        assert first.states[-1] == "Complete"
+        assert again.states[-1] == "Replay"
 
 
 @pytest.mark.parametrize("key_path", ["orderId", ""])
@@ -319,14 +350,24 @@ def test_hostile_inputs_end_with_a_result_or_a_named_error(
     check_hostile_run(service, event)
 
 
+# Events that carry the key field, its value any JSON value, next to other fields
+keyed_events = st.builds(
+    lambda value, rest: {**rest, "orderId": value},
+    json_values,
+    st.dictionaries(st.text(max_size=10), json_values, max_size=3),
+)
+
+
 @settings(
     max_examples=40,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(event=json_values)
-def test_generated_events_end_with_a_result_or_a_named_error(make_service: ServiceFactory, event: Any):
-    service = make_service(digest, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+@given(event=keyed_events | json_values, key_path=st.sampled_from(["orderId", ""]))
+def test_generated_events_end_with_a_result_or_a_named_error(
+    make_service: ServiceFactory, event: Any, key_path: str
+):
+    service = make_service(digest, IDEMPOTENCY_EVENT_KEY_JMESPATH=key_path)
     check_hostile_run(service, event)
 
 
@@ -369,6 +410,23 @@ def test_a_result_over_the_state_limit_is_released_by_the_backstop(make_service:
     # Then the status change event releases the claim, so a retry is not blocked until the lease ends
     assert released_by(service, release).states[-1] == "Released"
     assert service.record_for(FIRST) is None
+
+
+def test_the_release_workflow_leaves_the_named_executions_own_completed_record(make_service: ServiceFactory):
+    # Given an execution that completed (its own record, COMPLETED)
+    service = make_service()
+    release = service.deploy_claim_release()
+    completed = service.run(FIRST)
+    before = service.records()
+    assert [(r["owner"], r["status"]) for r in before] == [(completed.arn, "COMPLETED")]
+
+    # When an ABORTED event names that very execution (a stop that landed just after Complete)
+    event = {"detail": {"executionArn": completed.arn, "status": "ABORTED", "input": json.dumps(FIRST)}}
+    result = service.cloud.run(release, event)
+
+    # Then the release tried and was refused by the status clause: the order is not run again
+    assert result.states[-2:] == ["ReleaseClaim", "NothingToRelease"]
+    assert service.records() == before
 
 
 @pytest.mark.parametrize(

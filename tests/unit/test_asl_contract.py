@@ -1,0 +1,81 @@
+"""Static pins on the ASL for what no local run can show: moto ignores ConsistentRead, and a larger
+Retry budget only shows as a longer outage on AWS. Each value is the documented one (README)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.resources import IDEMPOTENCY_ASL, ORDER_WORKFLOW_ASL, RELEASE_ASL, SQS_BATCH_ASL
+
+FLOW = json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"]
+RELEASE = json.loads(RELEASE_ASL.read_text(encoding="utf-8"))["States"]
+# (MaxAttempts, IntervalSeconds, BackoffRate) of the one retrier each state has
+DYNAMODB_BUDGET = (4, 1, 2)
+LAMBDA_BUDGET = (3, 1, 2)
+STEP_FUNCTIONS_BUDGET = (3, 1, 2)
+
+
+def budget(state: dict[str, Any]) -> tuple[int, int, int]:
+    (retrier,) = state["Retry"]
+    assert retrier.get("JitterStrategy") == "FULL"
+    return retrier["MaxAttempts"], retrier["IntervalSeconds"], retrier["BackoffRate"]
+
+
+def test_the_read_after_a_failed_claim_is_strongly_consistent():
+    # An eventually consistent read could miss the claim that just refused ours, and claim again
+    assert FLOW["Read"]["Parameters"]["ConsistentRead"] is True
+
+
+@pytest.mark.parametrize(
+    ("states", "name", "expected"),
+    [
+        (FLOW, "Claim", DYNAMODB_BUDGET),
+        (FLOW, "Read", DYNAMODB_BUDGET),
+        (FLOW, "Complete", DYNAMODB_BUDGET),
+        (FLOW, "Release", DYNAMODB_BUDGET),
+        (RELEASE, "ReleaseClaim", DYNAMODB_BUDGET),
+        (FLOW, "ComputeKey", LAMBDA_BUDGET),
+        (FLOW, "Execute", LAMBDA_BUDGET),
+        (FLOW, "ExecuteWithoutRecord", LAMBDA_BUDGET),
+        (RELEASE, "ComputeKey", LAMBDA_BUDGET),
+    ],
+)
+def test_each_retry_budget_is_the_documented_one(
+    states: dict[str, Any], name: str, expected: tuple[int, int, int]
+):
+    assert budget(states[name]) == expected
+
+
+def test_the_nested_workflows_retry_the_child_start_with_the_documented_budget():
+    pipeline = json.loads(ORDER_WORKFLOW_ASL.read_text(encoding="utf-8"))["States"]
+    batch = json.loads(SQS_BATCH_ASL.read_text(encoding="utf-8"))["States"]
+    assert budget(pipeline["PlaceOrder"]) == STEP_FUNCTIONS_BUDGET
+    assert budget(batch["PlaceEachOrder"]["ItemProcessor"]["States"]["PlaceOrder"]) == STEP_FUNCTIONS_BUDGET
+
+
+@pytest.mark.parametrize(
+    ("state", "joiner", "clauses"),
+    [
+        # Claim: the key is free, or its record expired, or an INPROGRESS lease has ended (Powertools')
+        (
+            FLOW["Claim"],
+            " OR ",
+            [
+                "attribute_not_exists(#id)",
+                "#expiry < :now",
+                "(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)",
+            ],
+        ),
+        # Complete: only the owner, only over its own INPROGRESS claim
+        (FLOW["Complete"], " AND ", ["#owner = :owner", "#status = :inprogress"]),
+        # Release: only the owner
+        (FLOW["Release"], " AND ", ["#owner = :owner"]),
+        # The release workflow: only the ended execution's own claim, only while INPROGRESS
+        (RELEASE["ReleaseClaim"], " AND ", ["#owner = :owner", "#status = :inprogress"]),
+    ],
+)
+def test_every_condition_is_exactly_its_clauses(state: dict[str, Any], joiner: str, clauses: list[str]):
+    assert state["Parameters"]["ConditionExpression"] == joiner.join(clauses)
