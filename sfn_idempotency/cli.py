@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
@@ -31,6 +32,7 @@ EXIT_FAILED_EXECUTION = 1
 EXIT_BAD_INPUT = 2
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8083
+MIN_PORT, MAX_PORT = 1, 65535
 DEFAULT_WAIT_SECONDS = 300.0
 DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
 LOCAL_REGION = "us-east-1"  # where `serve` creates it
@@ -50,8 +52,47 @@ class CliError(Exception):
 
 
 # -- argument parsing ----------------------------------------------------------------------------
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments are one line on stderr and exit code 2, like every other bad input here."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def port(text: str) -> int:
+    port = int(text)  # argparse turns the ValueError into "invalid port value"
+    if not MIN_PORT <= port <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"a port is {MIN_PORT}..{MAX_PORT}, got {port}")
+    return port
+
+
+def seconds(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"seconds must be a positive number, got {text}")
+    return value
+
+
+def endpoint_url(text: str) -> str:
+    parsed = urlsplit(text)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise argparse.ArgumentTypeError(f"an endpoint is http(s)://host[:port], got {text!r}")
+    try:
+        _ = parsed.port
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"an endpoint is http(s)://host[:port], got {text!r}") from None
+    return text
+
+
+def idempotency_key(text: str) -> str:
+    prefix, separator, digest = text.partition("#")
+    if not (prefix.strip() and separator and digest.strip()) or text != text.strip():
+        raise argparse.ArgumentTypeError(f"a key is <prefix>#<hash>, got {text!r}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="sfn-idempotency",
         description="Exactly-once business steps on AWS Step Functions, and a local engine that runs "
         "the same state machine on moto's interpreter with the real Lambda handlers.",
@@ -78,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
         "endpoint, region, state machine ARNs and table name. Stops cleanly on SIGINT or SIGTERM.",
     )
     serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
-    serve.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     _add_setting_flags(serve)
 
     start = commands.add_parser(
@@ -99,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     start.add_argument("--no-wait", action="store_true", help="print the execution ARN and return at once")
     start.add_argument(
-        "--timeout", type=float, default=DEFAULT_WAIT_SECONDS, help="seconds to wait (default 300)"
+        "--timeout", type=seconds, default=DEFAULT_WAIT_SECONDS, help="seconds to wait (default 300)"
     )
     _add_endpoint_flags(start)
 
@@ -123,7 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         target = command.add_mutually_exclusive_group(required=True)
         target.add_argument("--input", metavar="JSON|@FILE", help="the event whose record to use")
-        target.add_argument("--key", help="the idempotency key itself (<prefix>#<hash>)")
+        target.add_argument(
+            "--key", type=idempotency_key, help="the idempotency key itself (<prefix>#<hash>)"
+        )
         command.add_argument("--table", help="default: the only table there is")
         _add_endpoint_flags(command)
         _add_setting_flags(command)
@@ -142,7 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--endpoint-url", metavar="URL", help="e.g. the URL `sfn-idempotency serve` prints")
+    parser.add_argument(
+        "--endpoint-url", type=endpoint_url, metavar="URL", help="e.g. the URL `sfn-idempotency serve` prints"
+    )
     parser.add_argument(
         "--region", help="AWS region (default: the standard chain; us-east-1 with --endpoint-url)"
     )
@@ -175,6 +220,8 @@ def _read_json(value: str) -> Any:
             value = path.read_text(encoding="utf-8")
         except OSError as error:
             raise CliError(f"cannot read {path}: {error.strerror}") from None
+        except UnicodeDecodeError:
+            raise CliError(f"{path} is not UTF-8 text (the input must be JSON)") from None
     try:
         return json.loads(value)
     except json.JSONDecodeError as error:
@@ -321,7 +368,12 @@ def forget(arguments: argparse.Namespace) -> int:
 def draw(arguments: argparse.Namespace) -> int:
     try:
         print(graph.mermaid(arguments.asl), end="")
-    except (OSError, json.JSONDecodeError, KeyError) as error:
+    except (
+        OSError,
+        ValueError,
+        KeyError,
+        TypeError,
+    ) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise CliError(f"cannot draw {arguments.asl}: {error}") from None
     return 0
 
