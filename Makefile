@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check clean
+.PHONY: help install demo test test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -63,6 +63,9 @@ serve: $(STAMP)  ## Step Functions, DynamoDB and EventBridge endpoint on 127.0.0
 
 aws-check: $(STAMP) node_modules/.package-lock.json  ## deploy a throwaway stack, run the demo on AWS beside the local one, destroy it
 	$(BIN)/python -m scripts.aws_check
+
+mutants: $(STAMP)  ## deliberate bugs in the ASL and the key Lambda, one at a time: each must be killed
+	$(BIN)/python -m scripts.mutants
 
 bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests)
 	$(BIN)/python -m bench.run
