@@ -127,13 +127,20 @@ def sqs_record(message_id: str, body: Any) -> dict[str, Any]:
     }
 
 
-def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(local_cloud: LocalCloud):
-    # Given the per-message workflow keyed on the body's orderId, and the batch workflow around it
-    messages = IdempotentService(
+@pytest.fixture
+def messages(local_cloud: LocalCloud) -> IdempotentService:
+    """The per-message workflow, keyed on the body's orderId."""
+    return IdempotentService(
         local_cloud,
         example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH="powertools_json(body).orderId"),
         name="order-messages",
     )
+
+
+def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(
+    local_cloud: LocalCloud, messages: IdempotentService
+):
+    # Given the batch workflow around the per-message workflow
     batch_workflow = messages.nest_in(SQS_BATCH_ASL, "sqs-batch")
     batch = [
         sqs_record("m1", {"orderId": "a", "amount": 1}),
@@ -166,13 +173,10 @@ def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(loc
     assert messages.business_runs == 3  # a once, b (failed) once, c once
 
 
-def test_a_batch_near_the_input_limit_reports_its_failures_within_the_state_limit(local_cloud: LocalCloud):
+def test_a_batch_near_the_input_limit_reports_its_failures_within_the_state_limit(
+    local_cloud: LocalCloud, messages: IdempotentService
+):
     # Given a batch of ~240 KB (the input limit is 256 KB) whose every record fails
-    messages = IdempotentService(
-        local_cloud,
-        example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH="powertools_json(body).orderId"),
-        name="order-messages",
-    )
     batch_workflow = messages.nest_in(SQS_BATCH_ASL, "sqs-batch")
     batch = [sqs_record(f"m{n}", {"orderId": f"o-{n}", "amount": -1, "note": "x" * 9_000}) for n in range(25)]
     assert 230_000 < len(json.dumps(batch)) < 256 * 1024
