@@ -94,7 +94,7 @@ class LocalCloud:
         self.account = MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
         self.clock = MovableClock()
-        self.faults = FaultPlan()
+        self.faults = FaultPlan(region)
         self.calls = CallCounter()
         self.lambdas = LambdaRuntime(region, self.account, self.faults)
         self.backend = backend or InProcessBackend()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+import boto3
+from botocore import xform_name
+from botocore.exceptions import ClientError
 
 from sfn_idempotency.local.calls import Reply
 
@@ -28,6 +33,7 @@ class _ApiFault:
     message: str
     status_code: int
     calls: frozenset[int] | None
+    applied: bool = False
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,8 @@ class _FunctionFault:
 class FaultPlan:
     """Which call fails how. Call numbers count from 1, per operation or per function."""
 
-    def __init__(self) -> None:
+    def __init__(self, region: str = "us-east-1") -> None:
+        self._region = region
         self._lock = threading.Lock()
         self._api_faults: list[_ApiFault] = []
         self._function_faults: list[_FunctionFault] = []
@@ -59,10 +66,19 @@ class FaultPlan:
         calls: int | Iterable[int] | None = None,
         message: str | None = None,
         status_code: int = 400,
+        applied: bool = False,
     ) -> None:
-        """Make ``service.operation`` (e.g. dynamodb PutItem) fail with error ``code``."""
+        """Make ``service.operation`` (e.g. dynamodb PutItem) fail with error ``code``. With
+        ``applied`` the call takes effect first and only its answer is the error: a 5xx or a timeout
+        after the write landed, which the caller's Retry then repeats (in-process engine only)."""
         fault = _ApiFault(
-            service, operation, code, message or f"Injected {code}", status_code, _call_numbers(calls)
+            service,
+            operation,
+            code,
+            message or f"Injected {code}",
+            status_code,
+            _call_numbers(calls),
+            applied,
         )
         with self._lock:
             self._api_faults.append(fault)
@@ -109,7 +125,18 @@ class FaultPlan:
             )
         if fault is None:
             return None
+        if fault.applied:
+            self._apply(service, operation, params)
         return Reply.error(fault.code, fault.message, fault.status_code)
+
+    def _apply(self, service: str, operation: str, params: dict[str, Any]) -> None:
+        """Make the call for real, past the hooks: moto's in-process mock answers any new client."""
+        client = boto3.client(
+            service, region_name=self._region, aws_access_key_id="local", aws_secret_access_key="local"
+        )
+        # A call that fails on its own terms changes nothing; the injected error is the answer either way.
+        with contextlib.suppress(ClientError):
+            getattr(client, xform_name(operation))(**params)
 
     def before_function(self, function: str) -> Reply | None:
         """Called as the function starts; an error Reply stands for the function's failure."""

@@ -236,3 +236,25 @@ def test_record_that_keeps_vanishing_ends_in_inconsistent_state(
     assert result.error == "IdempotencyInconsistentStateError"
     assert result.states.count("Claim") == idempotent_service.settings.max_claim_attempts
     assert idempotent_service.business_runs == 0
+
+
+def test_a_completion_retried_after_its_write_landed_still_succeeds(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    # Given Complete's first write landing in DynamoDB, its answer lost (a 500 after the fact)
+    local_cloud.faults.api_error(
+        "dynamodb", "UpdateItem", "InternalServerError", status_code=500, calls=1, applied=True
+    )
+
+    # When the order runs (Complete's Retry writes again over its own COMPLETED record)
+    result = idempotent_service.run(ORDER)
+
+    # Then the execution succeeds with its result, once, instead of reporting a lost lease
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert result.states[-1] == "Complete"
+    failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failures == ["DynamoDB.InternalServerError"]
+    record = idempotent_service.record_for(ORDER)
+    assert (record["status"]["S"], record["owner"]["S"]) == ("COMPLETED", result.arn)
+    assert json.loads(record["data"]["S"]) == result.output
+    assert idempotent_service.business_runs == 1
