@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -43,6 +44,27 @@ def gate() -> Iterator[Gate]:
     gate = Gate()
     yield gate
     gate.open()
+
+
+class TwoGates:
+    """A business step whose first two calls each wait for their own gate."""
+
+    def __init__(self) -> None:
+        self.entered = [threading.Event(), threading.Event()]
+        self.gates = [threading.Event(), threading.Event()]
+        self._calls = itertools.count()
+
+    def handler(self, event: Any, context: Any) -> Any:
+        call = next(self._calls)
+        if call < 2:
+            self.entered[call].set()
+            if not self.gates[call].wait(GATE_TIMEOUT_SECONDS):
+                raise TimeoutError("the test never opened the gate")
+        return place_order(event)
+
+    def open_all(self) -> None:
+        for gate in self.gates:
+            gate.set()
 
 
 ServiceFactory = Callable[..., IdempotentService]

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
-from typing import Any
 
 import pytest
 
-from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from tests.local.conftest import GATE_TIMEOUT_SECONDS, Gate, ServiceFactory
+from tests.local.conftest import Gate, ServiceFactory, TwoGates
 
 ORDER = {"orderId": "o-lease", "amount": 7}
 THROTTLED = "ProvisionedThroughputExceededException"
@@ -46,27 +42,6 @@ def test_a_run_whose_lease_was_taken_over_cannot_complete(make_service: ServiceF
     assert record["owner"]["S"] == newer.arn
     assert json.loads(record["data"]["S"]) == newer.output
     assert service.business_runs == 2
-
-
-class TwoGates:
-    """A business step whose first two calls each wait for their own gate."""
-
-    def __init__(self) -> None:
-        self.entered = [threading.Event(), threading.Event()]
-        self.gates = [threading.Event(), threading.Event()]
-        self._calls = itertools.count()
-
-    def handler(self, event: Any, context: Any) -> Any:
-        call = next(self._calls)
-        if call < 2:
-            self.entered[call].set()
-            if not self.gates[call].wait(GATE_TIMEOUT_SECONDS):
-                raise TimeoutError("the test never opened the gate")
-        return place_order(event)
-
-    def open_all(self) -> None:
-        for gate in self.gates:
-            gate.set()
 
 
 def test_a_late_run_cannot_complete_over_a_newer_claim_in_progress(make_service: ServiceFactory):

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
-from tests.local.conftest import Gate, ServiceFactory
+from tests.local.conftest import Gate, ServiceFactory, TwoGates
 from tests.unit.powertools_reference import powertools_key
 
 STORM_CONCURRENCY = 64
@@ -410,6 +410,35 @@ def test_a_result_over_the_state_limit_is_released_by_the_backstop(make_service:
     # Then the status change event releases the claim, so a retry is not blocked until the lease ends
     assert released_by(service, release).states[-1] == "Released"
     assert service.record_for(FIRST) is None
+
+
+def test_the_release_workflow_leaves_a_newer_claim_in_progress(make_service: ServiceFactory):
+    # Given A hanging past its lease, and B holding the key now, its business step still running
+    gates = TwoGates()
+    service = make_service(gates.handler)
+    release = service.deploy_claim_release()
+    cloud = service.cloud
+    try:
+        late = service.start(FIRST)
+        assert gates.entered[0].wait(10)
+        cloud.clock.advance(service.settings.lease + 1)
+        newer = service.start(FIRST)
+        assert gates.entered[1].wait(10)
+
+        # When A is stopped, and its ABORTED event starts the release workflow
+        cloud.sfn.stop_execution(executionArn=late)
+        gates.gates[0].set()
+        assert cloud.wait(late).status == "ABORTED"
+        released = released_by(service, release)
+
+        # Then B's claim, INPROGRESS, is left alone: the owner clause refused the delete
+        assert released.states[-2:] == ["ReleaseClaim", "NothingToRelease"]
+        record = service.record_for(FIRST)
+        assert (record["owner"]["S"], record["status"]["S"]) == (newer, "INPROGRESS")
+        gates.gates[1].set()
+        assert cloud.wait(newer).states[-1] == "Complete"
+    finally:
+        gates.open_all()
 
 
 def test_the_release_workflow_leaves_the_named_executions_own_completed_record(make_service: ServiceFactory):
