@@ -337,5 +337,10 @@ def test_serve_sends_status_change_events_also_for_a_stop(server: Server):
         return [d["status"] for d in details if d["executionArn"] == execution]
 
     seen: list[str] = []
-    poll(lambda: seen.extend(statuses()) or "ABORTED" in seen, "the ABORTED event")
+
+    def aborted_seen() -> bool:
+        seen.extend(statuses())
+        return "ABORTED" in seen
+
+    poll(aborted_seen, "the ABORTED event")
     assert seen == ["RUNNING", "ABORTED"]
