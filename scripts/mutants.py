@@ -2,7 +2,8 @@
 
 Each mutant edits one thing in the working tree (the ASL through its parsed JSON: the state is found
 by its integration, the expression edited; the key Lambda through one expression of its source), runs
-the tests that should catch it, and restores the file whatever happens. Every mutant must be killed,
+the tests that should catch it, and restores the file whatever happens (do not commit while it runs:
+a `git add` then would take the mutant along). Every mutant must be killed,
 or be listed in EQUIVALENT with the reason. Not part of `make test` (a few minutes).
 """
 
