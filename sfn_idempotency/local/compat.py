@@ -45,6 +45,10 @@ change no behaviour).
     SUCCEEDED, FAILED, TIMED_OUT, ABORTED), and none for Express workflows; input and output are
     left out (``inputDetails.included: false``) when they would make the event too large. moto
     sends none, so rules on them (the claim release) never fired locally without a test's help.
+14. [L14] StartSyncExecution: an Express workflow runs to its end within the request, which answers
+    with status, output or error and cause; a Standard workflow is refused
+    (StateMachineTypeNotSupported). moto has no such operation: we add it to the parser backend and
+    the Step Functions responses, and route the ``sync-states`` host to them.
 """
 
 from __future__ import annotations
@@ -94,6 +98,8 @@ _JSON_PATH_MODULES = (
 )
 _PARSED_PATHS_KEPT = 4096
 _STATUS_CHANGE = "Step Functions Execution Status Change"
+_SYNC_STATES_URL = r"https?://sync-states\.(.+)\.amazonaws.com"
+_SYNC_EXECUTIONS_KEPT = 256  # for LocalCloud.run_sync's history; AWS keeps none for Express
 # Input and output together stay under this in a status change event (an event carries 256 KiB at
 # most; the Step Functions developer guide's EventBridge page names 248 KiB for the data).
 MAX_STATUS_EVENT_DATA_BYTES = 248 * 1024
@@ -228,6 +234,89 @@ def status_change_detail(description: dict[str, Any], status: str | None = None)
 
 def _epoch_ms(moment: datetime.datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp() * 1000)
+
+
+class StateMachineTypeNotSupportedError(Exception):
+    """Raised for a Standard state machine; answered as AWS's StateMachineTypeNotSupported."""
+
+
+# Express executions started with StartSyncExecution, newest last: AWS offers no history for them,
+# the local engine keeps the last few for LocalCloud.run_sync (tests read the states visited).
+sync_executions: dict[str, Any] = {}
+sync_executions_lock = threading.Lock()
+
+
+def _start_sync_execution(
+    self: Any, state_machine_arn: str, name: str | None = None, execution_input: str | None = None
+) -> dict[str, Any]:
+    """The parser backend's StartSyncExecution: run an Express execution to its end, inline."""
+    from moto.stepfunctions.exceptions import InvalidExecutionInput
+    from moto.stepfunctions.parser.backend.execution import SyncExecution
+
+    state_machine = self.describe_state_machine(state_machine_arn)
+    if state_machine.type != "EXPRESS":
+        raise StateMachineTypeNotSupportedError(
+            "This operation is not supported by this type of state machine"
+        )
+    input_data = "{}" if execution_input is None else execution_input
+    try:
+        json.loads(input_data)
+    except ValueError as error:
+        raise InvalidExecutionInput(str(error)) from None
+    name = name or str(uuid.uuid4())
+    arn = f"arn:{self.partition}:states:{self.region_name}:{self.account_id}:express:{state_machine.name}:{name}:{uuid.uuid4()}"
+    snapshot = copy.deepcopy(
+        state_machine, {id(state_machine.executions): [], id(state_machine.backend): state_machine.backend}
+    )
+    execution = SyncExecution(
+        name=name,
+        sm_type=snapshot.sm_type,
+        role_arn=snapshot.roleArn,
+        exec_arn=arn,
+        account_id=self.account_id,
+        region_name=self.region_name,
+        state_machine=snapshot,
+        start_date=datetime.datetime.now(tz=datetime.UTC),
+        cloud_watch_logging_session=None,
+        input_data=input_data,
+        trace_header=None,
+        activity_store={},
+    )
+    execution.start()  # the sync worker runs the program in this thread, to its end
+    with sync_executions_lock:
+        sync_executions[arn] = execution
+        while len(sync_executions) > _SYNC_EXECUTIONS_KEPT:
+            sync_executions.pop(next(iter(sync_executions)))
+    output: dict[str, Any] = execution.to_start_sync_execution_output()
+    if "output" in output:
+        output["output"] = execution.output  # JSON text already (fix 3)
+    return output
+
+
+def _start_sync_execution_response(self: Any) -> Any:
+    from moto.core.exceptions import JsonRESTError
+    from moto.core.responses import ActionResult
+
+    try:
+        output = self.stepfunction_backend.start_sync_execution(
+            self._get_param("stateMachineArn"), self._get_param("name"), self._get_param("input")
+        )
+    except StateMachineTypeNotSupportedError as error:
+        raise JsonRESTError("StateMachineTypeNotSupported", str(error)) from None
+    return ActionResult(output)
+
+
+def _route_sync_states() -> None:
+    """Requests to sync-states.<region>.amazonaws.com reach the Step Functions responses."""
+    import re
+
+    from moto import backend_index
+    from moto.stepfunctions import urls
+
+    if _SYNC_STATES_URL not in urls.url_bases:
+        urls.url_bases.append(_SYNC_STATES_URL)
+    if not any(pattern.pattern == _SYNC_STATES_URL for _, pattern in backend_index.backend_url_patterns):
+        backend_index.backend_url_patterns.append(("stepfunctions", re.compile(_SYNC_STATES_URL)))
 
 
 def _replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
@@ -491,6 +580,9 @@ _PATCHES: tuple[_Patch, ...] = (
     _Patch(12, _RESPONSES_MODULE, "method_names_from_class", functools.cache),
     _Patch(13, f"{_EXECUTION_MODULE}:Execution", "start", _emit_when_started),
     _Patch(13, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _emit_when_ended),
+    _Patch(14, f"{_EXECUTION_MODULE}:SyncExecution", "to_start_sync_execution_output", _keep),
+    _Patch(14, "moto.stepfunctions.urls", "url_bases", _keep),
+    _Patch(14, "moto.backend_index", "backend_url_patterns", _keep),
 )
 
 
@@ -527,3 +619,11 @@ def install() -> None:
         if patch.build is not _keep:
             _replace(patch.resolve_owner(), patch.attribute, patch.build)
     _route_task_clients()
+    # Fix 14 adds an operation moto lacks, rather than replacing one.
+    importlib.import_module(
+        _PARSER_MODELS_MODULE
+    ).StepFunctionsParserBackend.start_sync_execution = _start_sync_execution
+    importlib.import_module(
+        "moto.stepfunctions.responses"
+    ).StepFunctionResponse.start_sync_execution = _start_sync_execution_response
+    _route_sync_states()

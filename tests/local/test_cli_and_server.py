@@ -14,6 +14,7 @@ from typing import Any
 
 import boto3
 import pytest
+from botocore.config import Config
 
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
@@ -344,3 +345,41 @@ def test_serve_sends_status_change_events_also_for_a_stop(server: Server):
 
     poll(aborted_seen, "the ABORTED event")
     assert seen == ["RUNNING", "ABORTED"]
+
+
+def test_serve_answers_start_sync_execution_to_boto3_and_the_aws_cli(server: Server):
+    # Given an Express state machine created through the endpoint
+    sfn = server.client("stepfunctions")
+    definition = {
+        "StartAt": "Greet",
+        "States": {"Greet": {"Type": "Pass", "Parameters": {"hello.$": "$.name"}, "End": True}},
+    }
+    machine = sfn.create_state_machine(
+        name="greeter",
+        definition=json.dumps(definition),
+        roleArn="arn:aws:iam::123456789012:role/r",
+        type="EXPRESS",
+    )["stateMachineArn"]
+    # (SDKs send StartSyncExecution to a "sync-" host prefix; a local endpoint needs that switched off)
+    sync_client = boto3.client(
+        "stepfunctions",
+        endpoint_url=server.endpoint,
+        region_name=server.ready["region"],
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+        config=Config(inject_host_prefix=False),
+    )
+
+    # When boto3 and the AWS CLI start it synchronously
+    answered = sync_client.start_sync_execution(stateMachineArn=machine, input='{"name": "boto3"}')
+    cli_run = subprocess.run(
+        [str(BIN / "aws"), "stepfunctions", "start-sync-execution", "--state-machine-arn", machine,
+         "--input", '{"name": "cli"}', "--endpoint-url", server.endpoint, "--output", "json"],
+        capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
+        env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
+    )  # fmt: skip
+
+    # Then both get the ended execution's output in the answer
+    assert (answered["status"], json.loads(answered["output"])) == ("SUCCEEDED", {"hello": "boto3"})
+    assert cli_run.returncode == 0, cli_run.stderr
+    assert json.loads(json.loads(cli_run.stdout)["output"]) == {"hello": "cli"}

@@ -502,3 +502,45 @@ def test_a_large_input_is_left_out_of_the_event(local_cloud: LocalCloud, tmp_pat
     assert succeeded["input"] is None
     assert succeeded["inputDetails"] == {"included": False}
     assert succeeded["output"] == '"small"'
+
+
+# -- fix 14: StartSyncExecution -------------------------------------------------------------------
+def express_machine(
+    local_cloud: LocalCloud, states: dict[str, Any], start_at: str, **substitutions: str
+) -> str:
+    definition = json.dumps({"StartAt": start_at, "States": states})
+    return local_cloud.create_state_machine("express", definition, substitutions, workflow_type="EXPRESS")
+
+
+def test_start_sync_execution_answers_with_the_ended_express_execution(local_cloud: LocalCloud):
+    # AWS: StartSyncExecution returns when the Express execution has ended, with its output
+    function = local_cloud.add_function("echo", lambda event, context: {"got": event})
+    machine = express_machine(local_cloud, {"Call": invoke_state({"End": True})}, "Call", Fn=function.arn)
+
+    result = local_cloud.run_sync(machine, {"a": 1})
+
+    assert result.status == "SUCCEEDED"
+    assert result.output == {"got": {"a": 1}}
+    assert ":express:express:" in result.arn
+    assert result.states == ["Call"]
+
+
+def test_start_sync_execution_reports_a_failure_in_its_answer(local_cloud: LocalCloud):
+    machine = express_machine(
+        local_cloud, {"Boom": {"Type": "Fail", "Error": "Nope", "Cause": "because"}}, "Boom"
+    )
+    result = local_cloud.run_sync(machine, {})
+    assert (result.status, result.error, result.cause, result.output) == ("FAILED", "Nope", "because", None)
+
+
+def test_start_sync_execution_refuses_a_standard_state_machine(local_cloud: LocalCloud, tmp_path: Path):
+    # AWS: StateMachineTypeNotSupported for a Standard workflow
+    machine = deploy(local_cloud, tmp_path, {"Done": {"Type": "Pass", "End": True}}, "Done")
+    with pytest.raises(local_cloud.sfn.exceptions.StateMachineTypeNotSupported):
+        local_cloud.sfn.start_sync_execution(stateMachineArn=machine, input="{}")
+
+
+def test_start_sync_execution_refuses_input_that_is_not_json(local_cloud: LocalCloud):
+    machine = express_machine(local_cloud, {"Done": {"Type": "Pass", "End": True}}, "Done")
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidExecutionInput):
+        local_cloud.sfn.start_sync_execution(stateMachineArn=machine, input="{not json")
