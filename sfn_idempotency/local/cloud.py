@@ -47,6 +47,18 @@ class ExecutionResult:
     cause: str | None
     history: tuple[dict[str, Any], ...]
 
+    @classmethod
+    def of(cls, answer: dict[str, Any], history: tuple[dict[str, Any], ...]) -> ExecutionResult:
+        """From a DescribeExecution or StartSyncExecution answer (the same fields) and its history."""
+        return cls(
+            arn=answer["executionArn"],
+            status=answer["status"],
+            output_json=answer.get("output"),
+            error=answer.get("error"),
+            cause=answer.get("cause"),
+            history=history,
+        )
+
     @property
     def output(self) -> Any:
         return None if self.output_json is None else json.loads(self.output_json)
@@ -281,14 +293,7 @@ class LocalCloud:
         with compat.sync_executions_lock:
             execution = compat.sync_executions.get(arn)
         events = tuple(execution.to_history_output()["events"]) if execution is not None else ()
-        return ExecutionResult(
-            arn=arn,
-            status=response["status"],
-            output_json=response.get("output"),
-            error=response.get("error"),
-            cause=response.get("cause"),
-            history=events,
-        )
+        return ExecutionResult.of(response, events)
 
     def wait_until(
         self, condition: Callable[[], bool], timeout: float = DEFAULT_WAIT_SECONDS, what: str = ""
@@ -308,16 +313,7 @@ class LocalCloud:
         return history(self.sfn, execution_arn)
 
     def _result(self, description: dict[str, Any]) -> ExecutionResult:
-        arn = description["executionArn"]
-        history = self._history(arn)
-        return ExecutionResult(
-            arn=arn,
-            status=description["status"],
-            output_json=description.get("output"),
-            error=description.get("error"),
-            cause=description.get("cause"),
-            history=history,
-        )
+        return ExecutionResult.of(description, self._history(description["executionArn"]))
 
     def _stop_running_executions(self) -> None:
         for machine in self.sfn.list_state_machines()["stateMachines"]:
