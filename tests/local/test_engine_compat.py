@@ -418,8 +418,10 @@ def test_the_installed_moto_has_every_internal_the_fixes_patch():
 
 
 # -- fix 13: execution status change events --------------------------------------------------------
-def status_events(cloud: LocalCloud) -> Callable[[], list[dict[str, Any]]]:
-    """Subscribe an SQS queue to every status change event; returns a reader of their details."""
+def status_events(cloud: LocalCloud) -> Callable[[int], list[dict[str, Any]]]:
+    """Subscribe an SQS queue to every status change event; returns a reader that waits (with a
+    deadline) until ``count`` events have arrived: the engine sends each just after the status
+    changes, as AWS sends them after the fact."""
     sqs = cloud.client("sqs")
     queue_url = sqs.create_queue(QueueName="status-changes")["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
@@ -429,9 +431,16 @@ def status_events(cloud: LocalCloud) -> Callable[[], list[dict[str, Any]]]:
     cloud.events.put_rule(Name="status-changes", EventPattern=json.dumps(pattern))
     cloud.events.put_targets(Rule="status-changes", Targets=[{"Id": "queue", "Arn": queue_arn}])
 
-    def read() -> list[dict[str, Any]]:
+    received: list[dict[str, Any]] = []
+
+    def arrived(count: int) -> bool:
         messages = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
-        return [json.loads(message["Body"])["detail"] for message in messages]
+        received.extend(json.loads(message["Body"])["detail"] for message in messages)
+        return len(received) >= count
+
+    def read(count: int) -> list[dict[str, Any]]:
+        cloud.wait_until(lambda: arrived(count), what=f"{count} status change events")
+        return list(received)
 
     return read
 
@@ -444,7 +453,7 @@ def test_a_standard_execution_sends_running_then_its_end(local_cloud: LocalCloud
     )
     execution = local_cloud.run(machine, {"orderId": "o-1"}).arn
 
-    events = read()
+    events = read(2)
     assert [event["status"] for event in events] == ["RUNNING", "SUCCEEDED"]
     running, succeeded = events
     assert running["executionArn"] == succeeded["executionArn"] == execution
@@ -472,7 +481,7 @@ def test_failed_and_stopped_executions_say_so(local_cloud: LocalCloud, tmp_path:
     local_cloud.sfn.stop_execution(executionArn=stopped, error="Operator", cause="by hand")
     assert local_cloud.wait(stopped).status == "ABORTED"
 
-    ended = {event["status"]: event for event in read() if event["status"] != "RUNNING"}
+    ended = {event["status"]: event for event in read(4) if event["status"] != "RUNNING"}
     assert (ended["FAILED"]["error"], ended["FAILED"]["cause"]) == ("Nope", "because")
     assert ended["ABORTED"]["executionArn"] == stopped
 
@@ -487,7 +496,12 @@ def test_an_express_execution_sends_no_status_change(local_cloud: LocalCloud):
         workflow_type="EXPRESS",
     )
     local_cloud.wait(local_cloud.start_execution(machine, {}))
-    assert read() == []
+    # A Standard execution after it is the witness that anything sent has arrived
+    witness = local_cloud.create_state_machine(
+        "witness", json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}), {}
+    )
+    witnessed = local_cloud.run(witness, {}).arn
+    assert {event["executionArn"] for event in read(2)} == {witnessed}
 
 
 def test_a_large_input_is_left_out_of_the_event(local_cloud: LocalCloud, tmp_path: Path):
@@ -498,7 +512,7 @@ def test_a_large_input_is_left_out_of_the_event(local_cloud: LocalCloud, tmp_pat
     )
     local_cloud.run(machine, {"padding": "x" * (compat.MAX_STATUS_EVENT_DATA_BYTES + 1)})
 
-    succeeded = read()[-1]
+    succeeded = read(2)[-1]
     assert succeeded["input"] is None
     assert succeeded["inputDetails"] == {"included": False}
     assert succeeded["output"] == '"small"'
