@@ -17,17 +17,16 @@ import tempfile
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import boto3
 
 from sfn_idempotency import demo
-from sfn_idempotency.remote import RemoteTarget
+from sfn_idempotency.remote import RemoteTarget, client, default_state_machine, only_table
 from sfn_idempotency.settings import example_settings
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
 STACK_PREFIX = "SfnIdempotencyCheck"
-DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
 CDK_DEADLINE_SECONDS = 1800
 EXIT_BAD_INPUT = 2
 
@@ -43,15 +42,11 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     arguments = parse(argv)
     session = boto3.Session(region_name=arguments.region)
     if arguments.endpoint_url:
-        credentials = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
-        region = session.region_name or "us-east-1"
-        sfn = session.client(
-            "stepfunctions", endpoint_url=arguments.endpoint_url, region_name=region, **credentials
+        sfn = client("stepfunctions", arguments.endpoint_url, arguments.region)
+        dynamodb = client("dynamodb", arguments.endpoint_url, arguments.region)
+        remote = RemoteTarget(
+            sfn, dynamodb, default_state_machine(sfn), only_table(dynamodb), example_settings()
         )
-        dynamodb = session.client(
-            "dynamodb", endpoint_url=arguments.endpoint_url, region_name=region, **credentials
-        )
-        remote = RemoteTarget(sfn, dynamodb, *endpoint_resources(sfn, dynamodb), example_settings())
         return compare(remote, f"endpoint {arguments.endpoint_url}", out)
     if session.get_credentials() is None or session.region_name is None:
         print(
@@ -72,13 +67,6 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         return compare(remote, f"AWS stack {stack} in {session.region_name}", out)
     finally:
         destroy(stack)
-
-
-def endpoint_resources(sfn: Any, dynamodb: Any) -> tuple[str, str]:
-    machines = sfn.list_state_machines()["stateMachines"]
-    (arn,) = [m["stateMachineArn"] for m in machines if m["name"] == DEFAULT_STATE_MACHINE_NAME]
-    (table,) = dynamodb.list_tables()["TableNames"]
-    return arn, table
 
 
 def compare(remote: RemoteTarget, where: str, out: TextIO) -> int:
@@ -107,11 +95,8 @@ def cell(row: demo.Row) -> str:
 
 
 def run_locally() -> list[demo.Row]:
-    from sfn_idempotency.local import IdempotentService, LocalCloud
-    from sfn_idempotency.local.targets import LocalTarget
-
-    with LocalCloud() as cloud:
-        return demo.run_scenarios(LocalTarget(IdempotentService(cloud)))
+    with demo.embedded_target() as target:
+        return demo.run_scenarios(target)
 
 
 def cdk(*arguments: str) -> subprocess.CompletedProcess[str]:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from sfn_idempotency import __version__, graph
@@ -25,6 +24,7 @@ from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, IdempotencyKeyError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.records import describe, plain
+from sfn_idempotency.remote import NotExactlyOneError, client, default_state_machine, only_table
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 
@@ -34,8 +34,6 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8083
 MIN_PORT, MAX_PORT = 1, 65535
 DEFAULT_WAIT_SECONDS = 300.0
-DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
-LOCAL_REGION = "us-east-1"  # where `serve` creates it
 # flag -> the key Lambda's environment variable it overrides
 SETTING_FLAGS = {
     "key_prefix": "IDEMPOTENCY_KEY_PREFIX",
@@ -60,10 +58,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def port(text: str) -> int:
-    port = int(text)  # argparse turns the ValueError into "invalid port value"
-    if not MIN_PORT <= port <= MAX_PORT:
-        raise argparse.ArgumentTypeError(f"a port is {MIN_PORT}..{MAX_PORT}, got {port}")
-    return port
+    number = int(text)  # argparse turns the ValueError into "invalid port value"
+    if not MIN_PORT <= number <= MAX_PORT:
+        raise argparse.ArgumentTypeError(f"a port is {MIN_PORT}..{MAX_PORT}, got {number}")
+    return number
 
 
 def seconds(text: str) -> float:
@@ -229,32 +227,7 @@ def _read_json(value: str) -> Any:
 
 
 def _client(service: str, arguments: argparse.Namespace) -> Any:
-    """The standard credential and region chain; against an endpoint, placeholders fill what it lacks
-    (the local endpoint checks neither)."""
-    if not arguments.endpoint_url:
-        return boto3.client(service, region_name=arguments.region)
-    session = boto3.Session(region_name=arguments.region)
-    credentials = (
-        {} if session.get_credentials() else {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
-    )
-    region = session.region_name or LOCAL_REGION
-    return session.client(service, endpoint_url=arguments.endpoint_url, region_name=region, **credentials)
-
-
-def _default_state_machine(sfn: Any) -> str:
-    machines = sfn.list_state_machines()["stateMachines"]
-    named = [m["stateMachineArn"] for m in machines if m["name"] == DEFAULT_STATE_MACHINE_NAME]
-    return (
-        named[0]
-        if named
-        else _only("state machine", [m["stateMachineArn"] for m in machines], "--state-machine")
-    )
-
-
-def _only(kind: str, names: list[str], flag: str) -> str:
-    if len(names) != 1:
-        raise CliError(f"found {len(names)} {kind}s ({', '.join(names) or 'none'}): name one with {flag}")
-    return names[0]
+    return client(service, arguments.endpoint_url, arguments.region)
 
 
 # -- commands ------------------------------------------------------------------------------------
@@ -301,7 +274,7 @@ def serve(arguments: argparse.Namespace) -> int:
 def start(arguments: argparse.Namespace) -> int:
     execution_input = _read_json(arguments.input)
     sfn = _client("stepfunctions", arguments)
-    state_machine = arguments.state_machine or _default_state_machine(sfn)
+    state_machine = arguments.state_machine or default_state_machine(sfn)
     kwargs = {"name": arguments.name} if arguments.name else {}
     execution_arn = sfn.start_execution(
         stateMachineArn=state_machine, input=json.dumps(execution_input), **kwargs
@@ -334,7 +307,7 @@ def _record_key(arguments: argparse.Namespace) -> str:
 
 
 def _table(arguments: argparse.Namespace, dynamodb: Any) -> str:
-    return str(arguments.table or _only("table", dynamodb.list_tables()["TableNames"], "--table"))
+    return str(arguments.table or only_table(dynamodb))
 
 
 def record(arguments: argparse.Namespace) -> int:
@@ -368,12 +341,8 @@ def forget(arguments: argparse.Namespace) -> int:
 def draw(arguments: argparse.Namespace) -> int:
     try:
         print(graph.mermaid(arguments.asl), end="")
-    except (
-        OSError,
-        ValueError,
-        KeyError,
-        TypeError,
-    ) as error:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    # JSONDecodeError and UnicodeDecodeError are ValueErrors
+    except (OSError, ValueError, KeyError, TypeError) as error:
         raise CliError(f"cannot draw {arguments.asl}: {error}") from None
     return 0
 
@@ -392,7 +361,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     try:
         return COMMANDS[arguments.command](arguments)
-    except (CliError, ConfigurationError, IdempotencyKeyError, MissingExtraError) as error:
+    except (
+        CliError,
+        ConfigurationError,
+        IdempotencyKeyError,
+        MissingExtraError,
+        NotExactlyOneError,
+    ) as error:
         return _bad_input(str(error))
 
     except ClientError as error:

@@ -10,12 +10,16 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+
+if TYPE_CHECKING:
+    from sfn_idempotency.local.targets import LocalTarget
 
 # Long enough for a duplicate to arrive while the first execution holds the claim, on AWS too.
 CONCURRENT_HOLD_SECONDS = 3
@@ -154,12 +158,18 @@ def unexpected(rows: list[Row]) -> list[str]:
     return [row.scenario.strip() for row in rows if not row.expected]
 
 
-def main(out: TextIO = sys.stdout) -> int:
+@contextmanager
+def embedded_target() -> Iterator[LocalTarget]:
+    """The example workflow on a fresh embedded engine (needs the [local] extra)."""
     from sfn_idempotency.local import IdempotentService, LocalCloud
     from sfn_idempotency.local.targets import LocalTarget
 
     with LocalCloud() as cloud:
-        target = LocalTarget(IdempotentService(cloud))
+        yield LocalTarget(IdempotentService(cloud))
+
+
+def main(out: TextIO = sys.stdout) -> int:
+    with embedded_target() as target:
         print(
             f"sfn-idempotency demo: state machine {target.service.name!r} on moto's Step Functions "
             f"interpreter, key prefix {target.settings.key_prefix!r}, key JMESPath "

@@ -1,9 +1,12 @@
-"""The demo's scenarios against a deployed state machine (AWS, or any endpoint such as ``serve``)."""
+"""Deployed state machines (AWS, or any endpoint such as ``serve``): clients, finding the workflow and
+its table, and the demo's scenarios against them."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+import boto3
 
 from sfn_idempotency.demo import Outcome
 from sfn_idempotency.executions import entered_states, history, lambda_invocations, wait_for_execution
@@ -11,6 +14,49 @@ from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.records import plain
 
 EXECUTION_DEADLINE_SECONDS = 300.0
+DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
+LOCAL_REGION = "us-east-1"  # where `serve` creates it
+
+
+class NotExactlyOneError(LookupError):
+    """None or several candidates where one was expected; the message says which flag names one."""
+
+
+def client(service: str, endpoint_url: str | None, region: str | None) -> Any:
+    """The standard credential and region chain; against an endpoint, placeholders fill what it lacks
+    (the local endpoint checks neither)."""
+    if not endpoint_url:
+        return boto3.client(service, region_name=region)
+    session = boto3.Session(region_name=region)
+    credentials = (
+        {} if session.get_credentials() else {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+    )
+    return session.client(
+        service, endpoint_url=endpoint_url, region_name=session.region_name or LOCAL_REGION, **credentials
+    )
+
+
+def only(kind: str, names: list[str], flag: str) -> str:
+    if len(names) != 1:
+        raise NotExactlyOneError(
+            f"found {len(names)} {kind}s ({', '.join(names) or 'none'}): name one with {flag}"
+        )
+    return names[0]
+
+
+def default_state_machine(sfn: Any) -> str:
+    """The one named as `serve` names it, else the only one there is."""
+    machines = sfn.list_state_machines()["stateMachines"]
+    named = [m["stateMachineArn"] for m in machines if m["name"] == DEFAULT_STATE_MACHINE_NAME]
+    return (
+        named[0]
+        if named
+        else only("state machine", [m["stateMachineArn"] for m in machines], "--state-machine")
+    )
+
+
+def only_table(dynamodb: Any) -> str:
+    return only("table", dynamodb.list_tables()["TableNames"], "--table")
 
 
 class RemoteTarget:
