@@ -192,10 +192,7 @@ def _emit_status_change(execution: Any, status: str | None) -> None:
     # moto keeps the workflow type on the state machine's `type` (its `sm_type` is always STANDARD).
     if execution.state_machine.type != "STANDARD":
         return
-    description = execution.to_describe_output()
-    if "output" in description:
-        description["output"] = execution.output  # JSON text already (fix 3)
-    detail = status_change_detail(description, status)
+    detail = status_change_detail(_with_output_text(execution, execution.to_describe_output()), status)
     entry = {
         "Source": "aws.states",
         "DetailType": _STATUS_CHANGE,
@@ -230,6 +227,14 @@ def status_change_detail(description: dict[str, Any], status: str | None = None)
         "error": description.get("error"),
         "cause": description.get("cause"),
     }
+
+
+def _with_output_text(execution: Any, answer: dict[str, Any]) -> dict[str, Any]:
+    """moto's Describe/StartSync answers encode the output as JSON; after fix 3 it is JSON text
+    already, so the answer takes it as it is (encoding it again would quote it twice)."""
+    if "output" in answer:
+        answer["output"] = execution.output
+    return answer
 
 
 def _epoch_ms(moment: datetime.datetime | None) -> int | None:
@@ -287,10 +292,7 @@ def _start_sync_execution(
         sync_executions[arn] = execution
         while len(sync_executions) > _SYNC_EXECUTIONS_KEPT:
             sync_executions.pop(next(iter(sync_executions)))
-    output: dict[str, Any] = execution.to_start_sync_execution_output()
-    if "output" in output:
-        output["output"] = execution.output  # JSON text already (fix 3)
-    return output
+    return _with_output_text(execution, execution.to_start_sync_execution_output())
 
 
 def _start_sync_execution_response(self: Any) -> Any:
@@ -394,7 +396,7 @@ def _pascal_case_response(original: Callable[..., None]) -> Callable[..., None]:
             # Step Functions renders the API's timestamps as epoch milliseconds in task results.
             for key, value in response.items():
                 if isinstance(value, datetime.datetime):
-                    response[key] = int(value.timestamp() * 1000)
+                    response[key] = _epoch_ms(value)
 
     return normalise_response
 
