@@ -14,10 +14,10 @@ import pytest
 
 from sfn_idempotency.definitions import placeholders, render, with_business_step
 from sfn_idempotency.resources import IDEMPOTENCY_ASL, STATEMACHINES_DIR
+from tests import REPOSITORY_ROOT
 from tests.business_steps import SQS_SEND_STEP
 from tests.infra.conftest import Synthesized
 
-REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 ASL_VALIDATOR = REPOSITORY_ROOT / "node_modules" / ".bin" / "asl-validator"
 CFN_LINT = Path(sys.executable).parent / "cfn-lint"  # installed by the dev extra
 CFN_LINT_DEADLINE_SECONDS = 300

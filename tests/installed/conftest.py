@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
+from tests import REPOSITORY_ROOT
+
 EXAMPLE_PROJECT = REPOSITORY_ROOT / "examples" / "my_project"
 INSTALL_DEADLINE_SECONDS = 900
 COMMAND_DEADLINE_SECONDS = 300

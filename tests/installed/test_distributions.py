@@ -9,7 +9,8 @@ import zipfile
 from email.parser import Parser
 from pathlib import Path
 
-from tests.installed.conftest import REPOSITORY_ROOT, Distributions, run
+from tests import REPOSITORY_ROOT
+from tests.installed.conftest import Distributions, run
 
 SHIPPED_DATA = {
     "sfn_idempotency/statemachines/idempotency.asl.json",

@@ -8,7 +8,8 @@ import signal
 import subprocess
 from pathlib import Path
 
-from tests.installed.conftest import COMMAND_DEADLINE_SECONDS, REPOSITORY_ROOT, UserEnvironment
+from tests import REPOSITORY_ROOT
+from tests.installed.conftest import COMMAND_DEADLINE_SECONDS, UserEnvironment
 from tests.servers import free_port, read_ready_line
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import REPOSITORY_ROOT
 from tests.servers import clean_environment, read_ready_line, start_server
 
-REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 CHECK_DEADLINE_SECONDS = 180
 SCENARIOS = (
     "first order",

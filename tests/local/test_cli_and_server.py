@@ -19,12 +19,12 @@ from botocore.config import Config
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from tests import REPOSITORY_ROOT
 from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
 
 BIN = Path(sys.executable).parent
 
 COMMAND_DEADLINE_SECONDS = 60
-REPOSITORY_ROOT = Path(__file__).resolve().parents[2]  # the README this test keeps current
 
 
 @dataclass

@@ -1,8 +1,7 @@
 """The README's benchmark figures are the committed results file's, not numbers typed by hand."""
 
-from pathlib import Path
+from tests import REPOSITORY_ROOT
 
-REPOSITORY_ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = ("## Per path", "## Latency", "## Throughput", "## Duplicate storms")
 
 
