@@ -43,13 +43,20 @@ def render(template: str | Path, substitutions: Mapping[str, str]) -> str:
     return rendered
 
 
-def with_business_step(definition: str, task: Mapping[str, Any]) -> str:
+def with_business_step(
+    definition: str,
+    task: Mapping[str, Any],
+    *,
+    input_path: str | None = None,
+    extra_fields: Mapping[str, Any] | None = None,
+) -> str:
     """The idempotency flow with its business step replaced by any Task (SQS, ECS, HTTP, a nested
     ``startExecution.sync:2``...). Claim, replay, release and the timeout stay as they are.
 
     ``task`` holds a Task state's ``Resource`` and optionally ``Parameters``, ``ResultSelector``
-    and ``Retry``. Its Parameters see the flow's state: the execution input is ``$.event``. What the
-    task returns (after its ResultSelector) is the result that is recorded and replayed.
+    and ``Retry``. Its Parameters see the flow's state: the execution input is ``$.event``, unless
+    ``input_path`` selects what they see. What the task returns (after its ResultSelector) is the
+    result that is recorded and replayed. ``extra_fields`` (HeartbeatSeconds...) are copied as they are.
     """
     unknown = sorted(set(task) - BUSINESS_TASK_FIELDS)
     if "Resource" not in task or unknown:
@@ -62,6 +69,9 @@ def with_business_step(definition: str, task: Mapping[str, Any]) -> str:
         for field in ("Parameters", "ResultSelector", "OutputPath"):
             state.pop(field, None)
         state.update({field: task[field] for field in ("Resource", "Parameters", "Retry") if field in task})
+        state.update(extra_fields or {})
+        if input_path is not None:
+            state["InputPath"] = input_path
     selector = task.get("ResultSelector")
     # Execute records `$.result.value`; the flow without a record outputs the result itself.
     document["States"]["Execute"]["ResultSelector"] = {"value": selector} if selector else {"value.$": "$"}

@@ -11,27 +11,29 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from . import clock
 from .computation import compute
 from .errors import IdempotencyKeyError
-from .settings import load_settings
+from .settings import IdempotencySettings, environment_settings, payload_settings
 
-# Cold start: a bad IDEMPOTENCY_* value fails here, before any request is served.
-SETTINGS = load_settings(os.environ)
+# Cold start: a bad IDEMPOTENCY_* value fails here, before any request is served. A key Lambda
+# shared by inline steps has none: each step's settings come in its payload.
+ENVIRONMENT_SETTINGS = environment_settings(os.environ)
 logger = Logger(service="sfn-idempotency")
 
 
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    logger.append_keys(key_prefix=SETTINGS.key_prefix)
     if not isinstance(event, dict) or "event" not in event:
         raise IdempotencyKeyError('the key Lambda expects {"event": <execution input>}')
+    settings = _settings_of(event)
+    logger.append_keys(key_prefix=settings.key_prefix)
     execution_input = event["event"]
-    computation = compute(execution_input, SETTINGS, clock.current())
+    computation = compute(execution_input, settings, clock.current())
     logger.append_keys(idempotency_key=computation.key)
     if computation.disabled:
         logger.info("Idempotency disabled: the business step runs without a record")
     elif not computation.has_key:
         logger.warning(
             "No idempotency key value found: the business step runs without a record",
-            jmespath=SETTINGS.event_key_jmespath,
+            jmespath=settings.event_key_jmespath,
         )
     else:
         logger.info("Idempotency key computed")
@@ -40,3 +42,14 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "idempotency": computation.model_dump(by_alias=True),
         "claim": {"attempts": 1},
     }
+
+
+def _settings_of(event: dict[str, Any]) -> IdempotencySettings:
+    """An inline step's own settings (its payload's ``settings``), else the function's environment."""
+    if "settings" in event:
+        return payload_settings(event["settings"])
+    if ENVIRONMENT_SETTINGS is None:
+        raise IdempotencyKeyError(
+            "this key Lambda has no IDEMPOTENCY_* environment, and the payload carries no settings"
+        )
+    return ENVIRONMENT_SETTINGS

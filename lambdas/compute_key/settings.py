@@ -6,7 +6,9 @@ These variables are the contract between the CDK construct, the local engine and
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import jmespath
@@ -149,6 +151,27 @@ def load_settings(environ: Mapping[str, str]) -> IdempotencySettings:
     except ValidationError as error:
         problems = "; ".join(_describe(problem) for problem in error.errors())
         raise ConfigurationError(f"invalid idempotency configuration: {problems}") from None
+
+
+def environment_settings(environ: Mapping[str, str]) -> IdempotencySettings | None:
+    """The function's own settings, or None when no IDEMPOTENCY_* variable is set (a key Lambda
+    shared by inline steps, whose settings travel in each payload)."""
+    if not any(name.startswith("IDEMPOTENCY_") for name in environ):
+        return None
+    return load_settings(environ)
+
+
+def payload_settings(settings: Any) -> IdempotencySettings:
+    """The settings an inline step's ComputeKey payload carries (the same variable names), validated
+    once per distinct value for the life of the Lambda environment."""
+    if not isinstance(settings, dict) or not all(isinstance(v, str) for v in settings.values()):
+        raise ConfigurationError("invalid idempotency configuration: payload settings must map names to strings")
+    return _cached_settings(json.dumps(settings, sort_keys=True))
+
+
+@lru_cache(maxsize=64)
+def _cached_settings(settings_json: str) -> IdempotencySettings:
+    return load_settings(json.loads(settings_json))
 
 
 def _describe(problem: Any) -> str:

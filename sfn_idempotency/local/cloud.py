@@ -24,6 +24,8 @@ from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
+from sfn_idempotency.resources import LAMBDAS_DIR
+from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
 LOG = logging.getLogger(__name__)
 DEFAULT_REGION = "us-east-1"
@@ -31,6 +33,10 @@ MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.002
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
+COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
+# What idempotency_substitutions() creates for inline idempotent steps.
+INLINE_KEY_FUNCTION = "idempotency-key"
+INLINE_TABLE = "idempotency-records"
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
 
 
@@ -112,6 +118,7 @@ class LocalCloud:
         self.backend = backend or InProcessBackend()
         self._previous_clock: lambda_clock.Clock | None = None
         self._log_levels: dict[str, int] = {}
+        self._inline_substitutions: dict[str, str] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> Self:
@@ -199,6 +206,24 @@ class LocalCloud:
             TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl_attribute}
         )
         return name
+
+    def idempotency_substitutions(self) -> dict[str, str]:
+        """The placeholders of a definition with inline idempotent steps (sfn_idempotency.wrap): one
+        shared key Lambda (no settings of its own: each step's travel in its payload) and one table,
+        created on first use, as ``IdempotencyKeyFunction`` and ``IdempotencyTable`` deploy them."""
+        if self._inline_substitutions is None:
+            function = self.add_function(
+                INLINE_KEY_FUNCTION,
+                COMPUTE_KEY_HANDLER,
+                code_dir=LAMBDAS_DIR,
+                environment={"POWERTOOLS_LOG_LEVEL": "WARNING"},
+                timeout_seconds=10,
+            )
+            self._inline_substitutions = {
+                KEY_FUNCTION_PLACEHOLDER: function.arn,
+                TABLE_PLACEHOLDER: self.create_table(INLINE_TABLE),
+            }
+        return dict(self._inline_substitutions)
 
     def create_state_machine(
         self, name: str, asl: Path | str, substitutions: Mapping[str, str], *, workflow_type: str = "STANDARD"

@@ -49,6 +49,11 @@ change no behaviour).
     with status, output or error and cause; a Standard workflow is refused
     (StateMachineTypeNotSupported). moto has no such operation: we add it to the parser backend and
     the Step Functions responses, and route the ``sync-states`` host to them.
+15. [L15] JSONata and workflow variables: moto evaluates every JSONata expression, and every variable
+    reference of a JSONPath state (``$name`` in Parameters, InputPath, Choice...), through a JSONata
+    evaluator that is a stub (LocalStack's JVM bridge, not wired): any variable read failed with
+    ``States.Runtime``. We evaluate with jsonata-python, a port of the same jsonata-java; an
+    expression that fails raises moto's own JSONataException, as the bridge would.
 """
 
 from __future__ import annotations
@@ -74,6 +79,9 @@ from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
 from moto.stepfunctions.parser.utils import snake_to_camel_case
+
+from jsonata import Jsonata
+from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
 
 from sfn_idempotency.local.calls import CallInterceptor
 
@@ -529,6 +537,29 @@ def _parse_path_once(original: Callable[[str], Any]) -> Callable[[str], Any]:
     return functools.lru_cache(maxsize=_PARSED_PATHS_KEPT)(original)
 
 
+def _evaluate_jsonata(_stub: Any) -> Callable[[str], Any]:
+    def evaluate(expression: str) -> Any:
+        try:
+            result = Jsonata(expression).evaluate(None)
+        except Exception as error:
+            raise JSONataException("UNKNOWN", str(error)) from error
+        # As the JVM bridge hands results over: JSON values only; JSONata numbers are doubles,
+        # written without a fraction when whole (as AWS prints 2, not 2.0).
+        return _whole_numbers_as_int(json.loads(json.dumps(result)))
+
+    return evaluate
+
+
+def _whole_numbers_as_int(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole_numbers_as_int(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole_numbers_as_int(item) for key, item in value.items()}
+    return value
+
+
 class IncompatibleMotoError(RuntimeError):
     """The installed moto lacks an internal that a fix patches: results would be wrong, so refuse."""
 
@@ -585,6 +616,7 @@ _PATCHES: tuple[_Patch, ...] = (
     _Patch(14, f"{_EXECUTION_MODULE}:SyncExecution", "to_start_sync_execution_output", _keep),
     _Patch(14, "moto.stepfunctions.urls", "url_bases", _keep),
     _Patch(14, "moto.backend_index", "backend_url_patterns", _keep),
+    _Patch(15, "moto.stepfunctions.parser.asl.jsonata.jsonata", "_eval_jsonata", _evaluate_jsonata),
 )
 
 

@@ -9,7 +9,13 @@ from typing import Any
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.local.cloud import DEFAULT_WAIT_SECONDS, EngineError, ExecutionResult, LocalCloud
+from sfn_idempotency.local.cloud import (
+    COMPUTE_KEY_HANDLER,
+    DEFAULT_WAIT_SECONDS,
+    EngineError,
+    ExecutionResult,
+    LocalCloud,
+)
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
@@ -22,7 +28,6 @@ from sfn_idempotency.resources import (
 )
 from sfn_idempotency.settings import example_settings
 
-COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
 PLACE_ORDER_HANDLER = "place_order.handler.handler"
 
 

@@ -1,0 +1,443 @@
+"""Make one Task of any state machine idempotent, inline: no nested execution, so Express works.
+
+The named Task becomes two states of the same machine::
+
+    <Step>          Parallel, one branch: the flow of statemachines/idempotency.asl.json, its states
+                    renamed "<Step>.<State>", the user's Task as its business step
+    <Step>.Result   Pass: the Task's own ResultPath and OutputPath, applied once to the result
+
+Why a Parallel: the flow's Fail states (in progress, validation, the business step's own error
+after the release) then fail the *step*, where the Task's Retry and Catch see them, instead of the
+whole execution; and the flow's bookkeeping lives in the branch's own state, so none of it reaches
+the parent. A Parallel's result is an array, which no ResultSelector or ResultPath can unwrap, so
+the branch's one output (the Task's result after its ResultSelector, or its replay) travels in one
+workflow variable to ``<Step>.Result``, which places it with the Task's ResultPath and clears it.
+
+The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sfn_idempotency.definitions import BUSINESS_STATES, DefinitionError, with_business_step, with_lease
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.resources import IDEMPOTENCY_ASL
+
+# The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
+KEY_FUNCTION_PLACEHOLDER = "IdempotencyKeyFunctionArn"
+TABLE_PLACEHOLDER = "IdempotencyTableName"
+RESULT_STATE = "Result"
+SEPARATOR = "."
+MAX_STATE_NAME_LENGTH = 80  # Amazon States Language
+MAX_VARIABLE_NAME_LENGTH = 80  # Step Functions workflow variables
+DEFAULT_TIMEOUT_SECONDS = 60
+COMPUTE_KEY_STATE = "ComputeKey"
+# What a parent's Retry or Catch can name; a Retry naming one of them belongs to the whole step
+# (retrying it computes the key again and may replay), the others to the business call.
+IDEMPOTENCY_ERRORS = frozenset(
+    {
+        "IdempotencyAlreadyInProgressError",
+        "IdempotencyValidationError",
+        "IdempotencyKeyError",
+        "IdempotencyPersistenceError",
+        "IdempotencyInconsistentStateError",
+    }
+)
+# States.* errors of the business step leave the flow under names of ours (an error a state
+# reports must not begin with "States."): a Catch naming the original also names ours.
+RENAMED_STATES_ERRORS = {"States.Timeout": "BusinessStepTimeoutError"}
+OTHER_STATES_ERRORS = "BusinessStepFailedError"
+STATES_WILDCARDS = frozenset({"States.ALL", "States.TaskFailed"})
+# Task fields the wrap moves into the flow or onto the two states; anything else is refused.
+TASK_FIELDS = frozenset(
+    {
+        "Type",
+        "Comment",
+        "Resource",
+        "Parameters",
+        "InputPath",
+        "ResultSelector",
+        "ResultPath",
+        "OutputPath",
+        "Retry",
+        "Catch",
+        "TimeoutSeconds",
+        "HeartbeatSeconds",
+        "Credentials",
+        "Next",
+        "End",
+        "QueryLanguage",
+    }
+)
+_MISSING = object()
+
+
+class WrapError(DefinitionError):
+    """The definition, the state or the settings cannot be wrapped; the message says why."""
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    """What one wrapped step is configured with; the key Lambda's settings plus the variable."""
+
+    settings: IdempotencySettings
+    result_variable: str
+
+
+def wrap_state(
+    definition: str,
+    state_name: str,
+    *,
+    key_prefix: str,
+    event_key_jmespath: str = "",
+    payload_validation_jmespath: str = "",
+    expires_after_seconds: int = 3600,
+    hash_function: str = "md5",
+    raise_on_no_key: bool = False,
+    timeout_seconds: int | None = None,
+    result_variable: str | None = None,
+) -> str:
+    """``definition`` (ASL, JSONPath) with its Task ``state_name`` made idempotent inline.
+
+    The result has the placeholders ``${IdempotencyKeyFunctionArn}`` and ``${IdempotencyTableName}``
+    besides the definition's own. ``timeout_seconds`` defaults to the Task's ``TimeoutSeconds``
+    (else 60); ``result_variable`` (the one workflow variable the step uses, cleared on the way out)
+    defaults to ``idempotent_<state name>``. Raises :class:`WrapError` with one clear reason.
+    """
+    document = _parse(definition)
+    if _query_language(document) == "JSONata":
+        raise WrapError(
+            "the definition is JSONata (QueryLanguage); wrap_state supports JSONPath definitions for now"
+        )
+    found = _find_state(document, state_name)
+    if found is None:
+        raise WrapError(f"no state named {state_name!r} in the definition")
+    states, task = found
+    if _wrapped_key_prefix(task) is not None:
+        raise WrapError(f"state {state_name!r} is already wrapped")
+    enclosing = _enclosing_wrapped_step(document, state_name)
+    if enclosing is not None:
+        raise WrapError(f"state {state_name!r} belongs to the already wrapped step {enclosing!r}")
+    if task.get("Type") != "Task":
+        raise WrapError(f"state {state_name!r} is a {task.get('Type')}, not a Task")
+    step = step_settings(
+        task,
+        state_name,
+        key_prefix=key_prefix,
+        event_key_jmespath=event_key_jmespath,
+        payload_validation_jmespath=payload_validation_jmespath,
+        expires_after_seconds=expires_after_seconds,
+        hash_function=hash_function,
+        raise_on_no_key=raise_on_no_key,
+        timeout_seconds=timeout_seconds,
+        result_variable=result_variable,
+    )
+    _refuse_collisions(document, state_name, step)
+    replacement = inline_states(state_name, task, step)
+    position = list(states).index(state_name)
+    items = list(states.items())
+    items[position : position + 1] = list(replacement.items())
+    states.clear()
+    states.update(items)
+    return json.dumps(document, indent=2)
+
+
+def step_settings(
+    task: dict[str, Any],
+    state_name: str,
+    *,
+    key_prefix: str,
+    event_key_jmespath: str = "",
+    payload_validation_jmespath: str = "",
+    expires_after_seconds: int = 3600,
+    hash_function: str = "md5",
+    raise_on_no_key: bool = False,
+    timeout_seconds: int | None = None,
+    result_variable: str | None = None,
+) -> StepSettings:
+    """The validated settings of one wrapped step (ConfigurationError names the variable), with the
+    lease its flow needs."""
+    task_timeout = task.get("TimeoutSeconds")
+    if timeout_seconds is not None and task_timeout is not None and timeout_seconds != task_timeout:
+        raise WrapError(
+            f"state {state_name!r} has TimeoutSeconds {task_timeout}, and the timeout given is "
+            f"{timeout_seconds}: give one"
+        )
+    timeout = timeout_seconds or task_timeout or DEFAULT_TIMEOUT_SECONDS
+    try:
+        settings = load_settings(
+            {
+                "IDEMPOTENCY_KEY_PREFIX": key_prefix,
+                "IDEMPOTENCY_EVENT_KEY_JMESPATH": event_key_jmespath,
+                "IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH": payload_validation_jmespath,
+                "IDEMPOTENCY_RAISE_ON_NO_KEY": str(raise_on_no_key).lower(),
+                "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": str(expires_after_seconds),
+                "IDEMPOTENCY_HASH_FUNCTION": hash_function,
+                "IDEMPOTENCY_TIMEOUT_SECONDS": str(timeout),
+            }
+        )
+        # The lease covers the business call's own Retry, as the wrapped flow runs it.
+        settings = with_lease(settings, json.dumps(_flow(task, settings)))
+    except ConfigurationError as error:
+        raise WrapError(f"state {state_name!r}: {error}") from None
+    variable = result_variable or default_result_variable(state_name)
+    if not re.fullmatch(r"[^\W\d]\w*", variable) or len(variable) > MAX_VARIABLE_NAME_LENGTH:
+        raise WrapError(
+            f"result variable {variable!r} is not a workflow variable name (an identifier of at most "
+            f"{MAX_VARIABLE_NAME_LENGTH} characters)"
+        )
+    return StepSettings(settings=settings, result_variable=variable)
+
+
+def default_result_variable(state_name: str) -> str:
+    return ("idempotent_" + re.sub(r"\W", "_", state_name))[:MAX_VARIABLE_NAME_LENGTH]
+
+
+def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> dict[str, dict[str, Any]]:
+    """The two states that replace the Task ``state_name`` (see the module's docstring)."""
+    _refuse_unsupported_fields(state_name, task)
+    outer_retry, _ = _split_retry(task.get("Retry", []))
+    flow = _flow(task, step.settings)
+    names = {name: f"{state_name}{SEPARATOR}{name}" for name in flow["States"]}
+    too_long = sorted(name for name in names.values() if len(name) > MAX_STATE_NAME_LENGTH)
+    if too_long or len(f"{state_name}{SEPARATOR}{RESULT_STATE}") > MAX_STATE_NAME_LENGTH:
+        raise WrapError(
+            f"state name {state_name!r} is too long to wrap: the flow's states would be named like "
+            f"{(too_long or [state_name + SEPARATOR + RESULT_STATE])[0]!r}, over "
+            f"{MAX_STATE_NAME_LENGTH} characters"
+        )
+    branch = {"StartAt": names[flow["StartAt"]], "States": _renamed(flow["States"], names)}
+    result_name = f"{state_name}{SEPARATOR}{RESULT_STATE}"
+    parallel: dict[str, Any] = {
+        "Type": "Parallel",
+        "Comment": _comment(task, step.settings),
+        "Branches": [branch],
+        # A Parallel's result is [branch output]: carried to the Result state in one variable.
+        "Assign": {f"{step.result_variable}.$": "$[0]"},
+        "ResultPath": None,
+    }
+    if outer_retry:
+        parallel["Retry"] = outer_retry
+    if "Catch" in task:
+        parallel["Catch"] = [_outer_catcher(catcher) for catcher in task["Catch"]]
+    parallel["Next"] = result_name
+    result: dict[str, Any] = {
+        "Type": "Pass",
+        "Comment": f"The result of {state_name} (or its replay), placed by the Task's own ResultPath.",
+        "InputPath": f"${step.result_variable}",
+        "Assign": {step.result_variable: None},
+    }
+    for field in ("ResultPath", "OutputPath"):
+        if field in task:
+            result[field] = task[field]
+    if task.get("End"):
+        result["End"] = True
+    else:
+        result["Next"] = task["Next"]
+    return {state_name: parallel, result_name: result}
+
+
+def _flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
+    """The idempotency flow with ``task`` as its business step and ``settings`` in its ComputeKey."""
+    _, inner_retry = _split_retry(task.get("Retry", []))
+    business = {field: task[field] for field in ("Resource", "Parameters", "ResultSelector") if field in task}
+    try:
+        flow: dict[str, Any] = json.loads(
+            with_business_step(
+                IDEMPOTENCY_ASL.read_text(encoding="utf-8"),
+                business,
+                # The business call sees what the plain Task would have: the event, after its InputPath.
+                input_path="$.event",
+                extra_fields={
+                    field: task[field] for field in ("HeartbeatSeconds", "Credentials") if field in task
+                },
+            )
+        )
+    except DefinitionError as error:
+        raise WrapError(str(error)) from None
+    states = flow["States"]
+    for name in BUSINESS_STATES:
+        business_state = states[name]
+        # The Task's own Retry, and no other (the flow's default is for a Lambda).
+        business_state.pop("Retry", None)
+        if inner_retry:
+            business_state["Retry"] = inner_retry
+        # A *Path field reads the effective input, which is now the event: the timeout is fixed here.
+        del business_state["TimeoutSecondsPath"]
+        business_state["TimeoutSeconds"] = settings.timeout_seconds
+    compute_key = states[COMPUTE_KEY_STATE]
+    compute_key["Parameters"] = {
+        "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
+        "Payload": {**_event_selector(task), "settings": settings.to_environment()},
+    }
+    for state in states.values():
+        parameters = state.get("Parameters")
+        if isinstance(parameters, dict) and "TableName" in parameters:
+            parameters["TableName"] = f"${{{TABLE_PLACEHOLDER}}}"
+    return flow
+
+
+def _event_selector(task: dict[str, Any]) -> dict[str, Any]:
+    """The ComputeKey payload's event: the Task's effective input (its InputPath applied)."""
+    input_path = task.get("InputPath", "$")
+    if input_path is None:  # "InputPath": null makes the effective input {}
+        return {"event": {}}
+    return {"event.$": input_path}
+
+
+def _split_retry(retriers: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(retriers of the whole step: the idempotency errors, retriers of the business call: the rest)."""
+    outer, inner = [], []
+    for retrier in retriers:
+        names = retrier.get("ErrorEquals", [])
+        ours = [name for name in names if name in IDEMPOTENCY_ERRORS]
+        theirs = [name for name in names if name not in IDEMPOTENCY_ERRORS]
+        if ours:
+            outer.append({**retrier, "ErrorEquals": ours})
+        if theirs:
+            inner.append({**retrier, "ErrorEquals": theirs})
+    return outer, inner
+
+
+def _outer_catcher(catcher: dict[str, Any]) -> dict[str, Any]:
+    names: list[str] = list(catcher.get("ErrorEquals", []))
+    for name in list(names):
+        if name.startswith("States.") and name not in STATES_WILDCARDS:
+            renamed = RENAMED_STATES_ERRORS.get(name, OTHER_STATES_ERRORS)
+            if renamed not in names:
+                names.append(renamed)
+    return {**catcher, "ErrorEquals": names}
+
+
+def _refuse_unsupported_fields(state_name: str, task: dict[str, Any]) -> None:
+    unknown = sorted(set(task) - TASK_FIELDS)
+    if unknown:
+        raise WrapError(
+            f"state {state_name!r} has {', '.join(unknown)}, which an inline idempotent step does not "
+            f"support (supported: {', '.join(sorted(TASK_FIELDS - {'Type'}))})"
+        )
+    if task.get("QueryLanguage") == "JSONata":
+        raise WrapError(f"state {state_name!r} is JSONata; wrap_state supports JSONPath states for now")
+
+
+def _comment(task: dict[str, Any], settings: IdempotencySettings) -> str:
+    own = task.get("Comment")
+    base = f"sfn-idempotency inline step (key prefix {settings.key_prefix!r})"
+    return f"{base}: {own}" if own else base
+
+
+def _renamed(states: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    renamed = {}
+    for name, state in states.items():
+        state = copy.deepcopy(state)
+        if "Next" in state:
+            state["Next"] = names[state["Next"]]
+        if "Default" in state:
+            state["Default"] = names[state["Default"]]
+        for rule in state.get("Choices", []):
+            rule["Next"] = names[rule["Next"]]
+        for catcher in state.get("Catch", []):
+            catcher["Next"] = names[catcher["Next"]]
+        renamed[names[name]] = state
+    return renamed
+
+
+# -- reading the user's definition -----------------------------------------------------------------
+def _parse(definition: str) -> dict[str, Any]:
+    try:
+        document = json.loads(definition)
+    except json.JSONDecodeError as error:
+        raise WrapError(f"the definition is not JSON: {error}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("States"), dict):
+        raise WrapError("the definition has no States object")
+    return document
+
+
+def _query_language(document: dict[str, Any]) -> str:
+    return str(document.get("QueryLanguage", "JSONPath"))
+
+
+def _state_machines(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The definition and every nested one (Parallel branches, Map processors), outside in."""
+    yield document
+    for state in document["States"].values():
+        for nested in [*state.get("Branches", []), state.get("ItemProcessor"), state.get("Iterator")]:
+            if isinstance(nested, dict) and isinstance(nested.get("States"), dict):
+                yield from _state_machines(nested)
+
+
+def _find_state(document: dict[str, Any], name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    for machine in _state_machines(document):
+        state = machine["States"].get(name, _MISSING)
+        if state is not _MISSING:
+            return machine["States"], state
+    return None
+
+
+def _wrapped_key_prefix(state: dict[str, Any]) -> str | None:
+    """The key prefix of a state this module made, or None for any other state."""
+    if state.get("Type") != "Parallel" or len(state.get("Branches", [])) != 1:
+        return None
+    branch = state["Branches"][0]
+    first = branch.get("States", {}).get(branch.get("StartAt"), {})
+    settings = first.get("Parameters", {}).get("Payload", {}).get("settings", {})
+    prefix = settings.get("IDEMPOTENCY_KEY_PREFIX") if isinstance(settings, dict) else None
+    return prefix if isinstance(prefix, str) else None
+
+
+def wrapped_steps(document: dict[str, Any]) -> dict[str, str]:
+    """Every wrapped step of the definition: state name -> key prefix."""
+    steps = {}
+    for machine in _state_machines(document):
+        for name, state in machine["States"].items():
+            prefix = _wrapped_key_prefix(state)
+            if prefix is not None:
+                steps[name] = prefix
+    return steps
+
+
+def _enclosing_wrapped_step(document: dict[str, Any], state_name: str) -> str | None:
+    for machine in _state_machines(document):
+        for name, state in machine["States"].items():
+            if _wrapped_key_prefix(state) is None:
+                continue
+            inner = {n for nested in _state_machines(state["Branches"][0]) for n in nested["States"]}
+            if state_name in inner:
+                return name
+    return None
+
+
+def _all_state_names(document: dict[str, Any]) -> set[str]:
+    return {name for machine in _state_machines(document) for name in machine["States"]}
+
+
+def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSettings) -> None:
+    for other, prefix in wrapped_steps(document).items():
+        if prefix == step.settings.key_prefix:
+            raise WrapError(
+                f"key prefix {prefix!r} is already used by the wrapped step {other!r} in this "
+                "definition: give each step its own"
+            )
+    taken = _all_state_names(document) - {state_name}
+    planned = {f"{state_name}{SEPARATOR}{name}" for name in _flow_state_names()}
+    planned.add(f"{state_name}{SEPARATOR}{RESULT_STATE}")
+    clashes = sorted(planned & taken)
+    if clashes:
+        raise WrapError(f"the definition already has states named {clashes}: rename them or the Task")
+    mention = re.compile(r'(\$|")' + re.escape(step.result_variable) + r"\b")
+    if mention.search(json.dumps(document)):
+        raise WrapError(
+            f"the definition already mentions the variable {step.result_variable!r}: name another "
+            "with result_variable"
+        )
+
+
+def _flow_state_names() -> list[str]:
+    return list(json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"])
