@@ -27,6 +27,7 @@ from sfn_idempotency.records import describe, plain
 from sfn_idempotency.remote import NotExactlyOneError, client, default_state_machine, only_table
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
+from sfn_idempotency.wrap import WrapError, wrap_state
 
 EXIT_FAILED_EXECUTION = 1
 EXIT_BAD_INPUT = 2
@@ -68,6 +69,13 @@ def seconds(text: str) -> float:
     value = float(text)
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"seconds must be a positive number, got {text}")
+    return value
+
+
+def whole_seconds(text: str) -> int:
+    value = int(text)  # argparse turns the ValueError into "invalid whole_seconds value"
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"seconds must be a positive whole number, got {text}")
     return value
 
 
@@ -170,6 +178,29 @@ def build_parser() -> argparse.ArgumentParser:
         _add_setting_flags(command)
         if name == "forget":
             command.add_argument("--yes", action="store_true", help="really delete")
+
+    wrap_command = commands.add_parser(
+        "wrap",
+        help="make one Task of your own state machine idempotent, inline",
+        description="Rewrites the Task STATE of the ASL definition into the idempotency flow (compute "
+        "the key, claim, your Task unchanged, complete, replay, release on failure) inside a one-branch "
+        "Parallel, and prints the new definition. It needs the placeholders ${IdempotencyKeyFunctionArn} "
+        "and ${IdempotencyTableName}: one key Lambda and one table serve every wrapped step.",
+    )
+    wrap_command.add_argument("definition", metavar="DEFINITION", help="ASL file, or - for standard input")
+    wrap_command.add_argument("--state", required=True, metavar="NAME", help="the Task state to wrap")
+    wrap_command.add_argument("--key-prefix", required=True, help="the records' key prefix for this step")
+    wrap_command.add_argument("--event-key-jmespath", default="", metavar="EXPRESSION")
+    wrap_command.add_argument("--payload-validation-jmespath", default="", metavar="EXPRESSION")
+    wrap_command.add_argument("--expires-after", type=whole_seconds, default=3600, metavar="SECONDS")
+    wrap_command.add_argument("--hash-function", default="md5", metavar="NAME")
+    wrap_command.add_argument("--raise-on-no-key", action="store_true")
+    wrap_command.add_argument(
+        "--timeout", type=whole_seconds, metavar="SECONDS", help="default: the Task's TimeoutSeconds, else 60"
+    )
+    wrap_command.add_argument(
+        "--result-variable", metavar="NAME", help="the step's one workflow variable (default: idempotent_<STATE>)"
+    )
 
     graph_command = commands.add_parser(
         "graph",
@@ -347,6 +378,31 @@ def draw(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def wrap(arguments: argparse.Namespace) -> int:
+    source = arguments.definition
+    try:
+        definition = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot read {source}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{source} is not UTF-8 text (a definition is JSON)") from None
+    print(
+        wrap_state(
+            definition,
+            arguments.state,
+            key_prefix=arguments.key_prefix,
+            event_key_jmespath=arguments.event_key_jmespath,
+            payload_validation_jmespath=arguments.payload_validation_jmespath,
+            expires_after_seconds=arguments.expires_after,
+            hash_function=arguments.hash_function,
+            raise_on_no_key=arguments.raise_on_no_key,
+            timeout_seconds=arguments.timeout,
+            result_variable=arguments.result_variable,
+        )
+    )
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": demo,
     "serve": serve,
@@ -354,6 +410,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "record": record,
     "forget": forget,
     "graph": draw,
+    "wrap": wrap,
 }
 
 
@@ -367,6 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         IdempotencyKeyError,
         MissingExtraError,
         NotExactlyOneError,
+        WrapError,
     ) as error:
         return _bad_input(str(error))
 

@@ -47,11 +47,16 @@ def entered_states(events: Iterable[dict[str, Any]]) -> list[str]:
 
 
 def lambda_invocations(events: Iterable[dict[str, Any]], function_arn: str) -> int:
-    """How many times the execution scheduled the function (retries included)."""
-    return sum(
-        1
-        for event in events
-        if event["type"] == "TaskScheduled"
+    """How many times the execution scheduled the function (retries included), through
+    ``lambda:invoke`` or with the function's ARN as the Resource."""
+    return sum(1 for event in events if _schedules(event, function_arn))
+
+
+def _schedules(event: dict[str, Any], function_arn: str) -> bool:
+    if event["type"] == "LambdaFunctionScheduled":
+        return bool(event["lambdaFunctionScheduledEventDetails"]["resource"] == function_arn)
+    return (
+        event["type"] == "TaskScheduled"
         and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
         and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName") == function_arn
     )

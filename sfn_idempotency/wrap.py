@@ -196,6 +196,33 @@ def step_settings(
     return StepSettings(settings=settings, result_variable=variable)
 
 
+# IdempotencySettings fields that wrap_state takes as its keyword arguments, under the same names.
+STEP_FIELDS = (
+    "key_prefix",
+    "event_key_jmespath",
+    "payload_validation_jmespath",
+    "expires_after_seconds",
+    "hash_function",
+    "raise_on_no_key",
+    "timeout_seconds",
+)
+
+
+def step_fields(settings: IdempotencySettings) -> dict[str, Any]:
+    """``settings`` as wrap_state's keyword arguments."""
+    return {field: getattr(settings, field) for field in STEP_FIELDS}
+
+
+def settings_of_step(definition: str, state_name: str) -> IdempotencySettings:
+    """The settings a wrapped step's ComputeKey carries (the lease included)."""
+    found = _find_state(_parse(definition), state_name)
+    if found is None or _wrapped_key_prefix(found[1]) is None:
+        raise WrapError(f"no wrapped step named {state_name!r} in the definition")
+    branch = found[1]["Branches"][0]
+    payload = branch["States"][branch["StartAt"]]["Parameters"]["Payload"]
+    return load_settings(payload["settings"])
+
+
 def default_result_variable(state_name: str) -> str:
     return ("idempotent_" + re.sub(r"\W", "_", state_name))[:MAX_VARIABLE_NAME_LENGTH]
 

@@ -11,11 +11,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from . import clock
 from .computation import compute
 from .errors import IdempotencyKeyError
-from .settings import IdempotencySettings, environment_settings, payload_settings
+from .settings import DISABLED_VARIABLE, IdempotencySettings, environment_settings, payload_settings
 
 # Cold start: a bad IDEMPOTENCY_* value fails here, before any request is served. A key Lambda
 # shared by inline steps has none: each step's settings come in its payload.
 ENVIRONMENT_SETTINGS = environment_settings(os.environ)
+# Powertools' switch POWERTOOLS_IDEMPOTENCY_DISABLED on the function disables inline steps too.
+DISABLED_SWITCH = {name: value for name, value in os.environ.items() if name == DISABLED_VARIABLE}
 logger = Logger(service="sfn-idempotency")
 
 
@@ -47,7 +49,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 def _settings_of(event: dict[str, Any]) -> IdempotencySettings:
     """An inline step's own settings (its payload's ``settings``), else the function's environment."""
     if "settings" in event:
-        return payload_settings(event["settings"])
+        return payload_settings({**event["settings"], **DISABLED_SWITCH})
     if ENVIRONMENT_SETTINGS is None:
         raise IdempotencyKeyError(
             "this key Lambda has no IDEMPOTENCY_* environment, and the payload carries no settings"

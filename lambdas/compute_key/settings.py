@@ -22,6 +22,7 @@ SECONDS_PER_DAY = 86_400
 MAX_EXPIRES_AFTER_SECONDS = 365 * SECONDS_PER_DAY
 # A Standard workflow runs for at most a year; Lambda itself stops at 900 s.
 MAX_TIMEOUT_SECONDS = 365 * SECONDS_PER_DAY
+DISABLED_VARIABLE = "POWERTOOLS_IDEMPOTENCY_DISABLED"  # Powertools' own switch, honoured as it is
 _SHAKE_PREFIX = "shake_"  # variable-length digests: hexdigest() needs a length, Powertools cannot use them
 
 KNOWN_JMESPATH_FUNCTIONS = frozenset(PowertoolsFunctions.FUNCTION_TABLE)
@@ -86,7 +87,7 @@ class IdempotencySettings(BaseModel):
         default=None, alias="IDEMPOTENCY_LEASE_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS
     )
     max_claim_attempts: int = Field(default=3, alias="IDEMPOTENCY_MAX_CLAIM_ATTEMPTS", ge=1, le=10)
-    disabled: bool = Field(default=False, alias="POWERTOOLS_IDEMPOTENCY_DISABLED")
+    disabled: bool = Field(default=False, alias=DISABLED_VARIABLE)
 
     @field_validator("key_prefix")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,31 @@ from sfn_idempotency.resources import (
     RELEASE_ASL,
 )
 from sfn_idempotency.settings import example_settings
+from sfn_idempotency.wrap import (
+    KEY_FUNCTION_PLACEHOLDER,
+    RESULT_STATE,
+    SEPARATOR,
+    TABLE_PLACEHOLDER,
+    settings_of_step,
+    step_fields,
+    wrap_state,
+)
 
 PLACE_ORDER_HANDLER = "place_order.handler.handler"
+# The one Task of an inline service's machine.
+INLINE_STEP = "Execute"
+
+
+def inline_machine(timeout_seconds: int) -> str:
+    """A machine whose one Task calls the business Lambda by its ARN (the result is the function's
+    return value, as the standalone flow and Powertools record it)."""
+    task = {
+        "Type": "Task",
+        "Resource": "${BusinessFunctionArn}",
+        "TimeoutSeconds": timeout_seconds,
+        "End": True,
+    }
+    return json.dumps({"StartAt": INLINE_STEP, "States": {INLINE_STEP: task}})
 
 
 class IdempotentService:
@@ -46,17 +70,33 @@ class IdempotentService:
         business_substitutions: Mapping[str, str] | None = None,
         table_name: str | None = None,
         asl_path: Path = IDEMPOTENCY_ASL,
+        inline: bool = False,
     ) -> None:
         """The business Lambda is ``business_handler``: ``"package.module.function"`` under
         ``business_code_dir`` (default: the example ``place_order``) or a Python callable.
         ``business_step`` (a Task's Resource, Parameters...) replaces it, with
-        ``business_substitutions`` for its own placeholders; see definitions.with_business_step."""
+        ``business_substitutions`` for its own placeholders; see definitions.with_business_step.
+
+        ``inline``: instead of the standalone workflow, a machine whose one Task (the business
+        Lambda, by its ARN: the result is what the function returns, as Powertools records it) is
+        wrapped inline by sfn_idempotency.wrap; the flow's states are then ``Execute.<name>``."""
         self.cloud = cloud
-        definition = asl_path.read_text(encoding="utf-8")
-        if business_step is not None:
-            definition = with_business_step(definition, business_step)
-        # The lease covers every retry the definition allows, as the construct computes it.
-        self.settings = with_lease(settings or example_settings(), definition)
+        self.inline = inline
+        settings = settings or example_settings()
+        if inline:
+            if business_step is not None:
+                raise EngineError("an inline service runs a business Lambda, not business_step")
+            definition = wrap_state(inline_machine(settings.timeout_seconds), INLINE_STEP, **step_fields(settings))
+            # The wrapped step's own settings: the lease its flow needs, as wrap_state computed it; the
+            # key Lambda's environment keeps only Powertools' switch (disabled) for inline steps.
+            step = settings_of_step(definition, INLINE_STEP)
+            self.settings = step.model_copy(update={"disabled": settings.disabled})
+        else:
+            definition = asl_path.read_text(encoding="utf-8")
+            if business_step is not None:
+                definition = with_business_step(definition, business_step)
+            # The lease covers every retry the definition allows, as the construct computes it.
+            self.settings = with_lease(settings, definition)
         self.name = name
         self.compute_key_function = f"{name}-compute-key"
         self.business_function = f"{name}-business"
@@ -68,7 +108,11 @@ class IdempotentService:
             environment={**self.settings.to_environment(), "POWERTOOLS_LOG_LEVEL": "WARNING"},
             timeout_seconds=10,
         )
-        substitutions = {"ComputeKeyFunctionArn": compute_key.arn, "TableName": self.table_name}
+        substitutions = (
+            {KEY_FUNCTION_PLACEHOLDER: compute_key.arn, TABLE_PLACEHOLDER: self.table_name}
+            if inline
+            else {"ComputeKeyFunctionArn": compute_key.arn, "TableName": self.table_name}
+        )
         self.business: LocalFunction | None = None
         if business_step is None:
             self.business = cloud.add_function(
@@ -94,6 +138,15 @@ class IdempotentService:
 
     def start_many(self, events: Iterable[Any]) -> list[str]:
         return [self.start(event) for event in events]
+
+    def flow_states(self, result: ExecutionResult) -> list[str]:
+        """The states of the idempotency flow the execution visited, by their names in
+        idempotency.asl.json (an inline step's are prefixed; its Parallel and Result are not the flow's)."""
+        if not self.inline:
+            return result.states
+        prefix = f"{INLINE_STEP}{SEPARATOR}"
+        flow = [state.removeprefix(prefix) for state in result.states if state.startswith(prefix)]
+        return [state for state in flow if state != RESULT_STATE]
 
     @property
     def business_runs(self) -> int:

@@ -71,14 +71,30 @@ ServiceFactory = Callable[..., IdempotentService]
 
 
 @pytest.fixture
-def make_service(local_cloud: LocalCloud) -> ServiceFactory:
+def inline() -> bool:
+    """Whether the services are a Task wrapped inline; modules that run their scenarios on both
+    override it with a parametrized fixture."""
+    return False
+
+
+@pytest.fixture
+def idempotent_service(local_cloud: LocalCloud, inline: bool) -> IdempotentService:
+    return IdempotentService(local_cloud, inline=inline)
+
+
+@pytest.fixture
+def make_service(local_cloud: LocalCloud, inline: bool) -> ServiceFactory:
     """Deploy the workflow with configuration overrides (``IDEMPOTENCY_*`` names) and a business handler."""
     counter = iter(range(1, 1000))
 
     def make(business_handler: Any = None, **overrides: str) -> IdempotentService:
         kwargs = {"business_handler": business_handler} if business_handler else {}
         return IdempotentService(
-            local_cloud, example_settings({}, **overrides), name=f"workflow{next(counter)}", **kwargs
+            local_cloud,
+            example_settings({}, **overrides),
+            name=f"workflow{next(counter)}",
+            inline=inline,
+            **kwargs,
         )
 
     return make

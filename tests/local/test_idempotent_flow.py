@@ -1,4 +1,6 @@
-"""The idempotent workflow end to end on moto's interpreter: outputs, records, business runs, paths."""
+"""The idempotent workflow end to end on moto's interpreter: outputs, records, business runs, paths.
+
+One behavioural spec: every scenario runs on the standalone workflow and on a Task wrapped inline."""
 
 from __future__ import annotations
 
@@ -14,6 +16,11 @@ FIRST_RUN_PATH = ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
 REPLAY_PATH = ["ComputeKey", "RouteByKey", "Claim", "Read", "RouteByRecord", "Replay"]
 
 
+@pytest.fixture(params=[False, True], ids=["standalone", "inline"])
+def inline(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
 def test_first_run_places_the_order_and_completes_the_record(idempotent_service: IdempotentService):
     # When an order is placed for the first time
     result = idempotent_service.run(ORDER)
@@ -23,7 +30,7 @@ def test_first_run_places_the_order_and_completes_the_record(idempotent_service:
     assert result.output["orderId"] == "o-1"
     assert result.output["status"] == "PLACED"
     assert idempotent_service.business_runs == 1
-    assert result.states == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(result) == FIRST_RUN_PATH
     record = idempotent_service.record_for(ORDER)
     assert record["status"] == {"S": "COMPLETED"}
     assert json.loads(record["data"]["S"]) == result.output
@@ -40,7 +47,7 @@ def test_duplicate_replays_the_first_output_exactly(idempotent_service: Idempote
     assert duplicate.status == "SUCCEEDED"
     assert duplicate.output_json == first.output_json
     assert idempotent_service.business_runs == 1
-    assert duplicate.states == REPLAY_PATH
+    assert idempotent_service.flow_states(duplicate) == REPLAY_PATH
 
 
 def test_record_attributes_types_and_units(idempotent_service: IdempotentService, local_cloud: LocalCloud):
@@ -94,7 +101,7 @@ def test_falsy_results_replay_as_themselves(make_service: ServiceFactory, falsy)
     assert first.status == replay.status == "SUCCEEDED"
     assert first.output == falsy
     assert replay.output_json == first.output_json
-    assert replay.states[-1] == "Replay"
+    assert service.flow_states(replay)[-1] == "Replay"
     assert service.business_runs == 1
 
 
@@ -136,7 +143,7 @@ def test_business_failure_releases_the_claim_and_keeps_error_and_cause(idempoten
     cause = json.loads(result.cause)
     assert cause["errorType"] == "InvalidOrderError"
     assert cause["errorMessage"] == "amount must be a positive number, got -5"
-    assert result.states == [
+    assert idempotent_service.flow_states(result) == [
         "ComputeKey",
         "RouteByKey",
         "Claim",
@@ -166,7 +173,7 @@ def test_failure_then_success_runs_again(idempotent_service: IdempotentService, 
     # Then the retry placed the order, and it is recorded
     assert failed.error == "DownstreamUnavailable"
     assert retried.status == "SUCCEEDED"
-    assert retried.states == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(retried) == FIRST_RUN_PATH
     assert idempotent_service.business_runs == 2
     assert idempotent_service.record_for(ORDER)["status"]["S"] == "COMPLETED"
 
@@ -182,7 +189,7 @@ def test_after_expiry_the_event_runs_again(idempotent_service: IdempotentService
     again = idempotent_service.run(ORDER)
 
     # Then the order is placed again, with a new result
-    assert again.states == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(again) == FIRST_RUN_PATH
     assert again.output["placedOrderId"] != first.output["placedOrderId"]
     assert idempotent_service.business_runs == 2
 
@@ -221,7 +228,7 @@ def test_stale_claim_of_a_crashed_run_blocks_until_its_lease_ends(
     local_cloud.clock.advance(lease_ms / 1000 + 1)
     taken_over = idempotent_service.run(ORDER)
     assert taken_over.status == "SUCCEEDED"
-    assert taken_over.states == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(taken_over) == FIRST_RUN_PATH
     assert idempotent_service.business_runs == 1
     assert idempotent_service.record(key)["owner"]["S"] == taken_over.arn
 
@@ -238,7 +245,7 @@ def test_payload_mismatch_for_the_same_key_is_a_validation_error(make_service: S
     assert tampered.status == "FAILED"
     assert tampered.error == "IdempotencyValidationError"
     assert service.key_for(ORDER) in tampered.cause
-    assert tampered.states[-2:] == ["RouteByRecord", "ValidationFailed"]
+    assert service.flow_states(tampered)[-2:] == ["RouteByRecord", "ValidationFailed"]
     assert json.loads(service.record_for(ORDER)["data"]["S"]) == first.output
     # And the same payload still replays
     assert service.run(ORDER).output_json == first.output_json
@@ -254,7 +261,7 @@ def test_no_key_runs_the_business_step_without_a_record(idempotent_service: Idem
 
     # Then each run calls the business step (no idempotency without a key) and leaves no record
     assert [r.error for r in results] == ["InvalidOrderError", "InvalidOrderError"]
-    assert results[0].states == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
+    assert idempotent_service.flow_states(results[0]) == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
     assert idempotent_service.business_runs == 2
     assert idempotent_service.records() == []
 
@@ -278,7 +285,7 @@ def test_no_key_fails_when_a_key_is_required(make_service: ServiceFactory):
     assert result.status == "FAILED"
     assert result.error == "IdempotencyKeyError"
     assert "No data found to create a hashed idempotency key" in result.cause
-    assert result.states == ["ComputeKey"]
+    assert service.flow_states(result) == ["ComputeKey"]
     assert service.business_runs == 0
     assert service.records() == []
 
@@ -288,6 +295,6 @@ def test_disabled_runs_the_business_step_directly(make_service: ServiceFactory):
     results = [service.run(ORDER) for _ in range(2)]
     assert all(r.status == "SUCCEEDED" for r in results)
     assert results[0].output["placedOrderId"] != results[1].output["placedOrderId"]
-    assert results[0].states == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
+    assert service.flow_states(results[0]) == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
     assert service.business_runs == 2
     assert service.records() == []

@@ -1,4 +1,7 @@
-"""A Powertools for AWS Lambda function and the state machine share one table: each replays the other."""
+"""A Powertools for AWS Lambda function and the state machine share one table: each replays the other.
+
+Every test runs against the standalone workflow and against a Task wrapped inline (wrap_state): the
+records an inline step writes are the same Powertools records."""
 
 from __future__ import annotations
 
@@ -20,6 +23,11 @@ from sfn_idempotency.local.lambdas import LocalLambdaContext
 from sfn_idempotency.settings import example_settings
 
 ORDER = {"orderId": "o-shared", "amount": 12}
+
+
+@pytest.fixture(params=[False, True], ids=["standalone", "inline"])
+def inline(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
 
 
 @dataclass
@@ -67,7 +75,7 @@ def test_state_machine_replays_what_powertools_recorded(
     result = idempotent_service.run(ORDER)
 
     # Then the state machine replays Powertools' result; its own business step never ran
-    assert result.states[-1] == "Replay"
+    assert idempotent_service.flow_states(result)[-1] == "Replay"
     assert result.output == placed
     assert idempotent_service.business_runs == 0
 
@@ -77,7 +85,7 @@ def test_powertools_replays_what_the_state_machine_recorded(
 ):
     # Given an order placed by the state machine
     first = idempotent_service.run(ORDER)
-    assert first.states[-1] == "Complete"
+    assert idempotent_service.flow_states(first)[-1] == "Complete"
 
     # When the same order reaches the Powertools-guarded function
     replayed = powertools_place_order.place(order=ORDER)
@@ -122,7 +130,7 @@ def test_a_powertools_claim_in_progress_is_in_progress_here(
 
     # Then it is in progress (a named, retryable error, not States.Runtime) and nothing changed
     assert result.error == "IdempotencyAlreadyInProgressError"
-    assert result.states[-2:] == ["RouteByRecord", "AlreadyInProgressUntracked"]
+    assert idempotent_service.flow_states(result)[-2:] == ["RouteByRecord", "AlreadyInProgressUntracked"]
     assert idempotent_service.key_for(ORDER) in result.cause
     assert idempotent_service.business_runs == 0
     assert idempotent_service.record_for(ORDER) == written
@@ -139,11 +147,13 @@ def test_a_powertools_claim_in_progress_is_in_progress_here(
     ],
 )
 def test_a_completed_powertools_record_replays_or_fails_validation(
-    local_cloud, powertools_validation: str, our_validation: str, amount: int, outcome: str
+    local_cloud, inline: bool, powertools_validation: str, our_validation: str, amount: int, outcome: str
 ):
     # Given a COMPLETED record written by Powertools, with or without its payload hash
     service = IdempotentService(
-        local_cloud, example_settings({}, IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=our_validation)
+        local_cloud,
+        example_settings({}, IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH=our_validation),
+        inline=inline,
     )
     placed = place_order(ORDER)
     powertools_store(service, powertools_validation).save_success(data=ORDER, result=placed)
@@ -152,7 +162,7 @@ def test_a_completed_powertools_record_replays_or_fails_validation(
     result = service.run({**ORDER, "amount": amount})
 
     # Then it replays Powertools' result exactly, or refuses with the validation error
-    assert result.states[-1] == outcome
+    assert service.flow_states(result)[-1] == outcome
     if outcome == "Replay":
         assert result.output == placed
     else:
@@ -169,6 +179,6 @@ def test_an_expired_powertools_record_is_claimed_and_run_again(
 
     # When the order reaches the state machine, Then it claims the key and places the order again
     result = idempotent_service.run(ORDER)
-    assert result.states[-1] == "Complete"
+    assert idempotent_service.flow_states(result)[-1] == "Complete"
     assert idempotent_service.business_runs == 1
     assert idempotent_service.record_for(ORDER)["owner"]["S"] == result.arn
