@@ -1,0 +1,345 @@
+"""A Task of a user's own machine, wrapped inline (wrap_state), run on the local engine as Standard
+(StartExecution) and as Express (StartSyncExecution): the parent's state, records, business runs and
+errors are what the issue promises."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.lambdas.place_order.orders import place_order
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.cloud import INLINE_TABLE, ExecutionResult
+from sfn_idempotency.records import plain
+from sfn_idempotency.wrap import wrap_state
+from tests.local.conftest import Gate
+
+ORDER = {"orderId": "o-1", "amount": 25}
+IN_PROGRESS_RETRY = {
+    "ErrorEquals": ["IdempotencyAlreadyInProgressError"],
+    "IntervalSeconds": 1,
+    "MaxAttempts": 3,
+    "BackoffRate": 1,
+}
+
+
+def user_machine(retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The user's three states: Prepare (Pass), PlaceOrder (Task), Confirm (Pass); a rejected order
+    goes to the Task's own Catch."""
+    task: dict[str, Any] = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "${PlaceOrderFunctionArn}", "Payload.$": "$.order"},
+        "ResultSelector": {"confirmation.$": "$.Payload"},
+        "ResultPath": "$.placed",
+        "Catch": [{"ErrorEquals": ["InvalidOrderError"], "ResultPath": "$.rejection", "Next": "Rejected"}],
+        "Next": "Confirm",
+    }
+    if retry:
+        task["Retry"] = retry
+    return {
+        "Comment": "A user's machine",
+        "StartAt": "Prepare",
+        "States": {
+            "Prepare": {"Type": "Pass", "Parameters": {"order.$": "$", "channel": "web"}, "Next": "PlaceOrder"},
+            "PlaceOrder": task,
+            "Confirm": {
+                "Type": "Pass",
+                "Parameters": {"orderId.$": "$.order.orderId", "placed.$": "$.placed.confirmation"},
+                "End": True,
+            },
+            "Rejected": {"Type": "Pass", "Parameters": {"rejected.$": "$.rejection.Error"}, "End": True},
+        },
+    }
+
+
+@dataclass
+class UserWorkflow:
+    """The user's machine deployed on the engine, and how to run it as its type is run."""
+
+    cloud: LocalCloud
+    arn: str
+    express: bool
+    function_name: str
+
+    def run(self, execution_input: Any) -> ExecutionResult:
+        if self.express:
+            return self.cloud.run_sync(self.arn, execution_input)
+        return self.cloud.run(self.arn, execution_input)
+
+    @property
+    def business_runs(self) -> int:
+        return self.cloud.lambdas.invocations(self.function_name)
+
+    def records(self) -> list[dict[str, Any]]:
+        items = self.cloud.dynamodb.scan(TableName=INLINE_TABLE, ConsistentRead=True)["Items"]
+        return [plain(item) for item in items]
+
+
+Deploy = Callable[..., UserWorkflow]
+
+
+@pytest.fixture(params=["STANDARD", "EXPRESS"])
+def workflow_type(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def deploy(
+    cloud: LocalCloud,
+    workflow_type: str,
+    handler: Callable[[Any, Any], Any],
+    definition: dict[str, Any] | None = None,
+    **settings: Any,
+) -> UserWorkflow:
+    function = cloud.add_function("place-order", handler)
+    text = json.dumps(definition or user_machine())
+    for state, prefix in settings.pop("steps", {"PlaceOrder": "orders"}).items():
+        text = wrap_state(text, state, key_prefix=prefix, event_key_jmespath="order.orderId", **settings)
+    substitutions = {**cloud.idempotency_substitutions(), "PlaceOrderFunctionArn": function.arn}
+    arn = cloud.create_state_machine("user-workflow", text, substitutions, workflow_type=workflow_type)
+    return UserWorkflow(cloud, arn, workflow_type == "EXPRESS", function.name)
+
+
+def placing(event: Any, context: Any) -> Any:
+    return place_order(event)
+
+
+@pytest.fixture
+def user_workflow(local_cloud: LocalCloud, workflow_type: str) -> UserWorkflow:
+    return deploy(local_cloud, workflow_type, placing)
+
+
+PATH_FIRST = [
+    "Prepare",
+    "PlaceOrder",
+    "PlaceOrder.ComputeKey",
+    "PlaceOrder.RouteByKey",
+    "PlaceOrder.Claim",
+    "PlaceOrder.Execute",
+    "PlaceOrder.Complete",
+    "PlaceOrder.Result",
+    "Confirm",
+]
+
+
+def test_first_run_leaves_the_parent_state_as_the_plain_task_would(user_workflow: UserWorkflow):
+    # When an order goes through the user's machine
+    result = user_workflow.run(ORDER)
+
+    # Then the parent's state after the step is what the plain Task makes (no bookkeeping), and the
+    # order was placed once and recorded
+    assert result.status == "SUCCEEDED", result.cause
+    assert set(result.output) == {"orderId", "placed"}
+    assert result.output["placed"]["orderId"] == "o-1"
+    assert result.output["placed"]["status"] == "PLACED"
+    assert result.states == PATH_FIRST
+    assert user_workflow.business_runs == 1
+    (record,) = user_workflow.records()
+    assert record["status"] == "COMPLETED"
+    assert json.loads(record["data"]) == {"confirmation": result.output["placed"]}
+    assert record["owner"] == result.arn
+
+
+def test_duplicate_leaves_the_identical_parent_state(user_workflow: UserWorkflow):
+    # Given a placed order
+    first = user_workflow.run(ORDER)
+
+    # When the same order goes through again
+    duplicate = user_workflow.run(dict(ORDER))
+
+    # Then the parent's output is identical and the business step ran once
+    assert duplicate.output_json == first.output_json
+    assert user_workflow.business_runs == 1
+    assert duplicate.states == [
+        "Prepare",
+        "PlaceOrder",
+        "PlaceOrder.ComputeKey",
+        "PlaceOrder.RouteByKey",
+        "PlaceOrder.Claim",
+        "PlaceOrder.Read",
+        "PlaceOrder.RouteByRecord",
+        "PlaceOrder.Replay",
+        "PlaceOrder.Result",
+        "Confirm",
+    ]
+
+
+def test_business_failure_is_released_and_caught_by_the_tasks_own_catch(user_workflow: UserWorkflow):
+    # Given an order the business step rejects
+    rejected = {"orderId": "o-bad", "amount": 0}
+
+    # When it goes through
+    result = user_workflow.run(rejected)
+
+    # Then the Task's own Catch handled the business error, after the claim was released
+    assert result.status == "SUCCEEDED"
+    assert result.output == {"rejected": "InvalidOrderError"}
+    assert result.states[-4:] == [
+        "PlaceOrder.Release",
+        "PlaceOrder.RouteBusinessError",
+        "PlaceOrder.BusinessFailed",
+        "Rejected",
+    ]
+    assert user_workflow.records() == []
+
+    # And a retry runs the business step again
+    user_workflow.run(rejected)
+    assert user_workflow.business_runs == 2
+
+
+def test_the_tasks_own_retry_retries_the_business_call_under_one_claim(local_cloud, workflow_type):
+    # Given a business step that fails once with an error the Task retries
+    calls = []
+
+    def flaky(event: Any, context: Any) -> Any:
+        calls.append(event)
+        if len(calls) == 1:
+            raise type("GatewayBusy", (Exception,), {})("try again")
+        return place_order(event)
+
+    retry = [{"ErrorEquals": ["GatewayBusy"], "IntervalSeconds": 1, "MaxAttempts": 2}]
+    workflow = deploy(local_cloud, workflow_type, flaky, user_machine(retry))
+
+    # When an order goes through
+    result = workflow.run(ORDER)
+
+    # Then the call was retried inside the flow: one claim, one completion, two calls
+    assert result.status == "SUCCEEDED"
+    assert result.states == PATH_FIRST
+    assert workflow.business_runs == 2
+    assert [record["status"] for record in workflow.records()] == ["COMPLETED"]
+
+
+def test_payload_mismatch_fails_with_the_validation_error(local_cloud, workflow_type):
+    workflow = deploy(local_cloud, workflow_type, placing, payload_validation_jmespath="order.amount")
+    workflow.run(ORDER)
+
+    result = workflow.run({**ORDER, "amount": 99})
+
+    assert result.status == "FAILED"
+    assert result.error == "IdempotencyValidationError"
+    assert result.states[-1] == "PlaceOrder.ValidationFailed"
+    assert workflow.business_runs == 1
+
+
+def test_no_key_runs_the_task_without_a_record(local_cloud, workflow_type):
+    # Given a business step that answers whatever it gets
+    workflow = deploy(local_cloud, workflow_type, lambda event, context: {"seen": event})
+
+    # When an order without a key value goes through, twice
+    results = [workflow.run({"orderId": None, "amount": 5}) for _ in range(2)]
+
+    # Then the Task ran each time, its result in place, and nothing was recorded
+    assert [result.output for result in results] == [
+        {"orderId": None, "placed": {"seen": {"orderId": None, "amount": 5}}}
+    ] * 2
+    assert results[0].states[3:6] == [
+        "PlaceOrder.RouteByKey",
+        "PlaceOrder.ExecuteWithoutRecord",
+        "PlaceOrder.Result",
+    ]
+    assert workflow.business_runs == 2
+    assert workflow.records() == []
+
+
+def test_no_key_fails_with_the_key_error_when_a_key_is_required(local_cloud, workflow_type):
+    workflow = deploy(local_cloud, workflow_type, placing, raise_on_no_key=True)
+
+    result = workflow.run({"amount": 5})
+
+    assert result.status == "FAILED"
+    assert result.error == "IdempotencyKeyError"
+    assert workflow.business_runs == 0
+    assert workflow.records() == []
+
+
+def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type: str):
+    # Given a user's Task that retries on IdempotencyAlreadyInProgressError after 1 s, and a first
+    # execution holding the claim (real retry waits here: the duplicate must wait for the first)
+    gate = Gate()
+    with LocalCloud(retry_wait_scale=1.0) as cloud:
+        workflow = deploy(cloud, workflow_type, gate.handler, user_machine([IN_PROGRESS_RETRY]))
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            first = pool.submit(workflow.run, ORDER)
+            assert gate.entered.wait(10)
+
+            # When a duplicate arrives, is told the key is in progress (its Read), and then the
+            # first finishes before the duplicate's retry
+            duplicate = pool.submit(workflow.run, dict(ORDER))
+            cloud.wait_until(lambda: cloud.calls.count("dynamodb", "GetItem") >= 1, 10, "the duplicate's Read")
+            gate.open()
+            first_result, duplicate_result = first.result(30), duplicate.result(30)
+
+    # Then the duplicate's retry replayed the first's result: identical parent state, one order
+    assert first_result.status == duplicate_result.status == "SUCCEEDED"
+    assert duplicate_result.output_json == first_result.output_json
+    assert duplicate_result.states.count("PlaceOrder.AlreadyInProgress") == 1
+    assert duplicate_result.states[-3:] == ["PlaceOrder.Replay", "PlaceOrder.Result", "Confirm"]
+    assert workflow.business_runs == 1
+
+
+def test_two_wrapped_steps_keep_their_own_records(local_cloud, workflow_type):
+    # Given a machine placing and then confirming an order, each step wrapped with its own prefix
+    definition = user_machine()
+    states = definition["States"]
+    states["Reserve"] = {**states["PlaceOrder"], "ResultPath": "$.reserved", "Next": "PlaceOrder"}
+    del states["Reserve"]["Catch"]
+    states["Prepare"]["Next"] = "Reserve"
+    workflow = deploy(
+        local_cloud, workflow_type, placing, definition, steps={"Reserve": "reservations", "PlaceOrder": "orders"}
+    )
+
+    # When the same order goes through twice
+    first, second = workflow.run(ORDER), workflow.run(ORDER)
+
+    # Then each step ran once, recorded under its own prefix, and both replayed
+    assert first.status == "SUCCEEDED"
+    assert second.output_json == first.output_json
+    assert workflow.business_runs == 2
+    assert sorted(record["id"].split("#")[0] for record in workflow.records()) == ["orders", "reservations"]
+    assert "Reserve.Replay" in second.states and "PlaceOrder.Replay" in second.states
+
+
+def test_a_step_in_a_map_is_keyed_per_item(local_cloud, workflow_type):
+    # Given a Map over orders whose iterator places each one
+    task = {**user_machine()["States"]["PlaceOrder"], "OutputPath": "$.placed.confirmation", "End": True}
+    del task["Next"]
+    definition = {
+        "StartAt": "EachOrder",
+        "States": {
+            "EachOrder": {
+                "Type": "Map",
+                "ItemsPath": "$.orders",
+                "MaxConcurrency": 1,
+                "ItemSelector": {"order.$": "$$.Map.Item.Value"},
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "INLINE"},
+                    "StartAt": "PlaceOrder",
+                    "States": {
+                        "PlaceOrder": task,
+                        "Rejected": {"Type": "Pass", "End": True},
+                    },
+                },
+                "End": True,
+            }
+        },
+    }
+    workflow = deploy(local_cloud, workflow_type, placing, definition)
+    orders = [{"orderId": "a", "amount": 1}, {"orderId": "b", "amount": 2}, {"orderId": "a", "amount": 1}]
+
+    # When three items of which two share a key go through
+    result = workflow.run({"orders": orders})
+
+    # Then two orders were placed, and the third item replays the first's result
+    assert result.status == "SUCCEEDED", result.cause
+    placed = result.output
+    assert [p["orderId"] for p in placed] == ["a", "b", "a"]
+    assert placed[2] == placed[0]
+    assert placed[1]["placedOrderId"] != placed[0]["placedOrderId"]
+    assert workflow.business_runs == 2
+    assert len(workflow.records()) == 2

@@ -1,0 +1,270 @@
+"""wrap_state's rewrite of a user's definition: what it derives from idempotency.asl.json, where the
+Task's own fields go, and one clear error for each thing it cannot wrap."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.definitions import placeholders
+from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.wrap import (
+    KEY_FUNCTION_PLACEHOLDER,
+    TABLE_PLACEHOLDER,
+    WrapError,
+    settings_of_step,
+    wrap_state,
+    wrapped_steps,
+)
+
+PLACE_ORDER: dict[str, Any] = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::lambda:invoke",
+    "Parameters": {"FunctionName": "${PlaceOrderFunctionArn}", "Payload.$": "$.order"},
+    "ResultSelector": {"confirmation.$": "$.Payload"},
+    "ResultPath": "$.placed",
+    "OutputPath": "$.placed",
+    "TimeoutSeconds": 20,
+    "Retry": [
+        {"ErrorEquals": ["Lambda.TooManyRequestsException"], "MaxAttempts": 2},
+        {"ErrorEquals": ["IdempotencyAlreadyInProgressError", "Flaky"], "IntervalSeconds": 5},
+    ],
+    "Catch": [{"ErrorEquals": ["States.Timeout", "OrderRejected"], "ResultPath": "$.why", "Next": "Rejected"}],
+    "Next": "Confirm",
+}
+
+
+def user_definition(**task_changes: Any) -> dict[str, Any]:
+    task = {**copy.deepcopy(PLACE_ORDER), **task_changes}
+    task = {field: value for field, value in task.items() if value is not ...}
+    return {
+        "StartAt": "Prepare",
+        "States": {
+            "Prepare": {"Type": "Pass", "Next": "PlaceOrder"},
+            "PlaceOrder": task,
+            "Confirm": {"Type": "Pass", "End": True},
+            "Rejected": {"Type": "Pass", "End": True},
+        },
+    }
+
+
+LONG_NAME = "Place" * 14
+LONG_NAMED = {"StartAt": LONG_NAME, "States": {LONG_NAME: {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}}}
+
+
+def wrapped(definition: dict[str, Any] | None = None, state: str = "PlaceOrder", **settings: Any) -> dict[str, Any]:
+    settings.setdefault("key_prefix", "orders")
+    return json.loads(wrap_state(json.dumps(definition or user_definition()), state, **settings))
+
+
+def flow_states() -> dict[str, Any]:
+    return json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"]
+
+
+def test_the_task_becomes_a_parallel_and_a_result_pass_in_its_place():
+    # When the Task is wrapped
+    states = wrapped()["States"]
+
+    # Then its name is the Parallel (what led to the Task leads to the flow), then its Result state,
+    # which continues where the Task did; nothing else of the machine moved
+    assert list(states) == ["Prepare", "PlaceOrder", "PlaceOrder.Result", "Confirm", "Rejected"]
+    assert states["Prepare"]["Next"] == "PlaceOrder"
+    parallel, result = states["PlaceOrder"], states["PlaceOrder.Result"]
+    assert parallel["Type"] == "Parallel" and parallel["Next"] == "PlaceOrder.Result"
+    assert result["Next"] == "Confirm"
+    # The branch's one output travels in one variable, cleared by the state that reads it
+    assert parallel["ResultPath"] is None
+    assert parallel["Assign"] == {"idempotent_PlaceOrder.$": "$[0]"}
+    assert result["InputPath"] == "$idempotent_PlaceOrder"
+    assert result["Assign"] == {"idempotent_PlaceOrder": None}
+    # The Task's ResultPath and OutputPath apply once, to that output
+    assert (result["ResultPath"], result["OutputPath"]) == ("$.placed", "$.placed")
+
+
+def test_the_branch_is_the_flow_of_idempotency_asl_renamed_under_the_step():
+    # When the Task is wrapped
+    branch = wrapped()["States"]["PlaceOrder"]["Branches"][0]
+    source = flow_states()
+
+    # Then the branch has every state of the flow file, renamed, starting where the file starts
+    assert branch["StartAt"] == "PlaceOrder.ComputeKey"
+    assert list(branch["States"]) == [f"PlaceOrder.{name}" for name in source]
+    # And the states that are not the business step or ComputeKey are the file's, transitions
+    # renamed and the table a placeholder of its own
+    for name, state in source.items():
+        if name in ("ComputeKey", "Execute", "ExecuteWithoutRecord"):
+            continue
+        derived = json.dumps(branch["States"][f"PlaceOrder.{name}"])
+        expected = json.dumps(state).replace("${TableName}", f"${{{TABLE_PLACEHOLDER}}}")
+        for other in source:
+            expected = expected.replace(f'"Next": "{other}"', f'"Next": "PlaceOrder.{other}"')
+            expected = expected.replace(f'"Default": "{other}"', f'"Default": "PlaceOrder.{other}"')
+        assert derived == expected, name
+
+
+def test_the_business_state_is_the_task_seeing_what_the_task_saw():
+    states = wrapped()["States"]["PlaceOrder"]["Branches"][0]["States"]
+    for name in ("PlaceOrder.Execute", "PlaceOrder.ExecuteWithoutRecord"):
+        business = states[name]
+        # Then it runs the Task's Resource and Parameters on the event (the Task's effective input)
+        assert business["Resource"] == PLACE_ORDER["Resource"]
+        assert business["Parameters"] == PLACE_ORDER["Parameters"]
+        assert business["InputPath"] == "$.event"
+        assert business["TimeoutSeconds"] == 20 and "TimeoutSecondsPath" not in business
+        # And retries the business call only on the Task's own errors (not the idempotency ones)
+        assert business["Retry"] == [
+            {"ErrorEquals": ["Lambda.TooManyRequestsException"], "MaxAttempts": 2},
+            {"ErrorEquals": ["Flaky"], "IntervalSeconds": 5},
+        ]
+    # The ResultSelector applies once, before the result is recorded
+    assert states["PlaceOrder.Execute"]["ResultSelector"] == {"value": PLACE_ORDER["ResultSelector"]}
+    assert states["PlaceOrder.ExecuteWithoutRecord"]["ResultSelector"] == PLACE_ORDER["ResultSelector"]
+
+
+def test_retry_on_idempotency_errors_and_catch_belong_to_the_whole_step():
+    parallel = wrapped()["States"]["PlaceOrder"]
+    # A parent retrying on in-progress computes the key again (and then replays)
+    assert parallel["Retry"] == [{"ErrorEquals": ["IdempotencyAlreadyInProgressError"], "IntervalSeconds": 5}]
+    # A Catch naming States.Timeout also names what the flow reports it as
+    assert parallel["Catch"] == [
+        {
+            "ErrorEquals": ["States.Timeout", "OrderRejected", "BusinessStepTimeoutError"],
+            "ResultPath": "$.why",
+            "Next": "Rejected",
+        }
+    ]
+
+
+def test_compute_key_carries_the_validated_settings_and_the_event_selection():
+    definition = wrapped(
+        user_definition(InputPath="$.order"),
+        event_key_jmespath="orderId",
+        payload_validation_jmespath="amount",
+        hash_function="sha256",
+        expires_after_seconds=7200,
+    )
+    compute_key = definition["States"]["PlaceOrder"]["Branches"][0]["States"]["PlaceOrder.ComputeKey"]
+    assert compute_key["Parameters"]["FunctionName"] == f"${{{KEY_FUNCTION_PLACEHOLDER}}}"
+    assert compute_key["Parameters"]["Payload"]["event.$"] == "$.order"
+    settings = settings_of_step(json.dumps(definition), "PlaceOrder")
+    assert (settings.key_prefix, settings.event_key_jmespath, settings.hash_function) == (
+        "orders",
+        "orderId",
+        "sha256",
+    )
+    assert settings.payload_validation_jmespath == "amount"
+    assert settings.timeout_seconds == 20  # the Task's own TimeoutSeconds
+    # The lease covers both attempts of the business call (Lambda.TooManyRequestsException retried
+    # twice: 3 attempts, Flaky 3 more) at the timeout, plus the claim phase and the margin
+    assert settings.lease >= 6 * 20
+    assert settings.expires_after_seconds == 7200
+
+
+def test_a_null_input_path_gives_the_key_an_empty_object():
+    definition = wrapped(user_definition(InputPath=None))
+    compute_key = definition["States"]["PlaceOrder"]["Branches"][0]["States"]["PlaceOrder.ComputeKey"]
+    assert compute_key["Parameters"]["Payload"]["event"] == {}
+
+
+def test_the_wrapped_definition_needs_the_two_shared_placeholders_and_its_own():
+    text = json.dumps(wrapped())
+    assert placeholders(text) == {KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER, "PlaceOrderFunctionArn"}
+
+
+def test_a_task_that_ends_the_machine_still_ends_it():
+    definition = user_definition(Next=..., End=True)
+    states = wrapped(definition)["States"]
+    assert states["PlaceOrder.Result"]["End"] is True and "Next" not in states["PlaceOrder.Result"]
+
+
+def test_two_steps_with_their_own_prefixes_do_not_collide():
+    # Given a machine with two Tasks
+    definition = user_definition()
+    definition["States"]["Prepare"] = {**PLACE_ORDER, "Catch": [], "Next": "PlaceOrder"}
+    del definition["States"]["Prepare"]["OutputPath"]
+
+    # When both are wrapped with their own prefixes
+    once = wrap_state(json.dumps(definition), "PlaceOrder", key_prefix="orders")
+    twice = json.loads(wrap_state(once, "Prepare", key_prefix="reservations"))
+
+    # Then both flows are there, under their own names and variables
+    assert wrapped_steps(twice) == {"Prepare": "reservations", "PlaceOrder": "orders"}
+    assert twice["States"]["Prepare"]["Assign"] == {"idempotent_Prepare.$": "$[0]"}
+
+
+def test_a_task_inside_a_map_is_wrapped_where_it_is():
+    definition = {
+        "StartAt": "EachOrder",
+        "States": {
+            "EachOrder": {
+                "Type": "Map",
+                "ItemProcessor": {"StartAt": "PlaceOrder", "States": {"PlaceOrder": {**PLACE_ORDER, "Catch": [], "Next": "Done"}, "Done": {"Type": "Succeed"}}},
+                "End": True,
+            }
+        },
+    }
+    processor = wrapped(definition)["States"]["EachOrder"]["ItemProcessor"]["States"]
+    assert list(processor) == ["PlaceOrder", "PlaceOrder.Result", "Done"]
+
+
+@pytest.mark.parametrize(
+    ("definition", "state", "settings", "message"),
+    [
+        (user_definition(), "Nowhere", {}, "no state named 'Nowhere'"),
+        (user_definition(), "Confirm", {}, "state 'Confirm' is a Pass, not a Task"),
+        ({**user_definition(), "QueryLanguage": "JSONata"}, "PlaceOrder", {}, "the definition is JSONata"),
+        (user_definition(QueryLanguage="JSONata"), "PlaceOrder", {}, "state 'PlaceOrder' is JSONata"),
+        (user_definition(Assign={"x.$": "$"}), "PlaceOrder", {}, "has Assign, which an inline idempotent step"),
+        (user_definition(TimeoutSecondsPath="$.t", TimeoutSeconds=...), "PlaceOrder", {}, "has TimeoutSecondsPath"),
+        (user_definition(), "PlaceOrder", {"timeout_seconds": 30}, "has TimeoutSeconds 20, and the timeout given is 30"),
+        (user_definition(), "PlaceOrder", {"key_prefix": " "}, "IDEMPOTENCY_KEY_PREFIX: must not be blank"),
+        (user_definition(), "PlaceOrder", {"hash_function": "nope"}, "IDEMPOTENCY_HASH_FUNCTION: 'nope'"),
+        (user_definition(), "PlaceOrder", {"event_key_jmespath": "a["}, "IDEMPOTENCY_EVENT_KEY_JMESPATH"),
+        (user_definition(), "PlaceOrder", {"expires_after_seconds": 30}, "IDEMPOTENCY_EXPIRES_AFTER_SECONDS (30) must be at least the lease"),
+        (user_definition(), "PlaceOrder", {"result_variable": "1x"}, "result variable '1x' is not a workflow variable name"),
+        (user_definition(Catch=[]), "PlaceOrder", {"result_variable": "x" * 81}, "is not a workflow variable name"),
+        (LONG_NAMED, LONG_NAME, {}, "too long to wrap"),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 40 else None,
+)
+def test_what_cannot_be_wrapped_is_refused_with_one_clear_reason(definition, state, settings, message):
+    with pytest.raises(WrapError) as raised:
+        wrapped(definition, state, **settings)
+    assert message in str(raised.value)
+
+
+def test_a_step_is_wrapped_once():
+    once = json.dumps(wrapped())
+    with pytest.raises(WrapError, match="state 'PlaceOrder' is already wrapped"):
+        wrap_state(once, "PlaceOrder", key_prefix="again")
+    with pytest.raises(WrapError, match="belongs to the already wrapped step 'PlaceOrder'"):
+        wrap_state(once, "PlaceOrder.Execute", key_prefix="again")
+
+
+def test_a_key_prefix_is_used_once_per_machine():
+    definition = user_definition()
+    definition["States"]["Prepare"] = {**PLACE_ORDER, "Catch": [], "Next": "PlaceOrder"}
+    once = wrap_state(json.dumps(definition), "PlaceOrder", key_prefix="orders")
+    with pytest.raises(WrapError, match="key prefix 'orders' is already used by the wrapped step 'PlaceOrder'"):
+        wrap_state(once, "Prepare", key_prefix="orders")
+
+
+def test_state_names_and_variables_of_the_user_are_never_taken():
+    definition = user_definition()
+    definition["States"]["PlaceOrder.Claim"] = {"Type": "Pass", "End": True}
+    with pytest.raises(WrapError, match=r"already has states named \['PlaceOrder.Claim'\]"):
+        wrapped(definition)
+    definition = user_definition()
+    definition["States"]["Prepare"]["Assign"] = {"idempotent_PlaceOrder": 1}
+    with pytest.raises(WrapError, match="already mentions the variable 'idempotent_PlaceOrder'"):
+        wrapped(definition)
+
+
+def test_a_definition_that_is_not_asl_is_refused():
+    with pytest.raises(WrapError, match="not JSON"):
+        wrap_state("{", "PlaceOrder", key_prefix="orders")
+    with pytest.raises(WrapError, match="no States object"):
+        wrap_state("[]", "PlaceOrder", key_prefix="orders")
