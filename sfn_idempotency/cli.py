@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from sfn_idempotency import __version__, graph
+from sfn_idempotency import __version__, graph, inline_workflows
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.extras import MissingExtraError
 from sfn_idempotency.lambdas.compute_key.computation import key_of
@@ -288,10 +288,16 @@ def serve(arguments: argparse.Namespace) -> int:
         event_settings = settings.model_copy(update={"event_key_jmespath": ORDER_EVENT_KEY_JMESPATH})
         events = IdempotentService(cloud, event_settings, name="order-events", table_name=service.table_name)
         events.deploy_event_trigger()
+        # The Express workflows whose PlaceOrder is wrapped inline (StartSyncExecution), as the stack has.
+        express = [
+            service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline"),
+            service.deploy_inline(inline_workflows.sqs_batch(settings), "sqs-batch"),
+        ]
         ready = {
             "endpoint": cloud.endpoint_url,
             "region": cloud.region,
             "stateMachineArns": [service.state_machine_arn, events.state_machine_arn],
+            "expressStateMachineArns": express,
             "tableName": service.table_name,
         }
         print(json.dumps(ready), flush=True)

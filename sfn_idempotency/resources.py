@@ -26,6 +26,7 @@ LAMBDAS_DIR = package_dir("sfn_idempotency.lambdas")
 EVENTS_DIR = package_dir("sfn_idempotency.events")
 IDEMPOTENCY_ASL = STATEMACHINES_DIR / "idempotency.asl.json"
 ORDER_WORKFLOW_ASL = STATEMACHINES_DIR / "order_workflow.asl.json"
+ORDER_PIPELINE_INLINE_ASL = STATEMACHINES_DIR / "order_pipeline_inline.asl.json"
 SQS_BATCH_ASL = STATEMACHINES_DIR / "sqs_batch.asl.json"
 RELEASE_ASL = STATEMACHINES_DIR / "release_abandoned_claim.asl.json"
 ORDER_PLACED_PATTERN = EVENTS_DIR / "order_placed.pattern.json"

@@ -253,7 +253,10 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
     if outer_retry:
         parallel["Retry"] = outer_retry
     if "Catch" in task:
-        parallel["Catch"] = [_outer_catcher(catcher) for catcher in task["Catch"]]
+        parallel["Catch"] = [
+            {**catcher, "ErrorEquals": outer_error_names(catcher.get("ErrorEquals", []))}
+            for catcher in task["Catch"]
+        ]
     parallel["Next"] = result_name
     result: dict[str, Any] = {
         "Type": "Pass",
@@ -333,14 +336,16 @@ def _split_retry(retriers: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], 
     return outer, inner
 
 
-def _outer_catcher(catcher: dict[str, Any]) -> dict[str, Any]:
-    names: list[str] = list(catcher.get("ErrorEquals", []))
+def outer_error_names(names: list[str]) -> list[str]:
+    """A Catch's ErrorEquals for the step: a ``States.*`` name of the business step also names what
+    the flow reports it as (a state may not report ``States.*``)."""
+    names = list(names)
     for name in list(names):
         if name.startswith("States.") and name not in STATES_WILDCARDS:
             renamed = RENAMED_STATES_ERRORS.get(name, OTHER_STATES_ERRORS)
             if renamed not in names:
                 names.append(renamed)
-    return {**catcher, "ErrorEquals": names}
+    return names
 
 
 def _refuse_unsupported_fields(state_name: str, task: dict[str, Any]) -> None:

@@ -2,6 +2,8 @@
 
 - ``IdempotencyTable``: the records' table (Powertools' schema, TTL, point-in-time recovery).
 - ``IdempotentWorkflow``: the state machine of ``idempotency.asl.json`` around a Lambda or any Task.
+- ``IdempotentStep``: one Task of your own state machine made idempotent inline (Standard or Express).
+- ``IdempotencyKeyFunction``: the key Lambda every inline step of a stack shares.
 - ``ClaimRelease``: releases claims of executions that ended where no Catch could see it.
 - ``NestedWorkflow``: a workflow that runs an idempotent one with ``startExecution.sync:2``.
 - ``EventTrigger``: an EventBridge rule that starts a state machine, with retries and a DLQ.
@@ -14,6 +16,7 @@ require_extra("cdk", "sfn_idempotency.cdk")
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger, event_pattern  # noqa: E402
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable  # noqa: E402
+from sfn_idempotency.cdk.idempotent_step import IdempotencyKeyFunction, IdempotentStep  # noqa: E402
 from sfn_idempotency.cdk.idempotent_workflow import ClaimRelease, IdempotentWorkflow  # noqa: E402
 from sfn_idempotency.cdk.lambda_code import (  # noqa: E402
     POWERTOOLS_LAYER_VERSION,
@@ -29,7 +32,9 @@ __all__ = [
     "RUNTIME",
     "ClaimRelease",
     "EventTrigger",
+    "IdempotencyKeyFunction",
     "IdempotencyTable",
+    "IdempotentStep",
     "IdempotentWorkflow",
     "NestedWorkflow",
     "build_state_machine",

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step, with_lease
+from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.local.cloud import (
@@ -180,6 +181,16 @@ class IdempotentService:
         watched = load_pattern(EXECUTION_ENDED_PATTERN, {"stateMachineArn": [self.state_machine_arn]})
         self.cloud.create_rule(f"{self.name}-execution-ended", watched, release)
         return release
+
+    def deploy_inline(self, definition: str, name: str, *, workflow_type: str = "EXPRESS") -> str:
+        """A workflow whose inline steps (sfn_idempotency.wrap) use this service's key Lambda, table and
+        business Lambda (as ``${PlaceOrderFunctionArn}``), as the stack shares them."""
+        substitutions = {
+            KEY_FUNCTION_PLACEHOLDER: self.compute_key.arn,
+            TABLE_PLACEHOLDER: self.table_name,
+            BUSINESS_FUNCTION_PLACEHOLDER: self._business_lambda().arn,
+        }
+        return self.cloud.create_state_machine(name, definition, substitutions, workflow_type=workflow_type)
 
     def nest_in(self, asl: Path, name: str) -> str:
         """A workflow (the order pipeline, the SQS batch) that runs this one with startExecution.sync:2."""

@@ -18,7 +18,9 @@ from botocore.config import Config
 
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
+from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.settings import example_settings
 from tests import REPOSITORY_ROOT
 from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
 
@@ -89,6 +91,10 @@ def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
     assert server.ready["stateMachineArns"] == [
         "arn:aws:states:us-east-1:123456789012:stateMachine:idempotency",
         "arn:aws:states:us-east-1:123456789012:stateMachine:order-events",
+    ]
+    assert server.ready["expressStateMachineArns"] == [
+        "arn:aws:states:us-east-1:123456789012:stateMachine:order-pipeline-inline",
+        "arn:aws:states:us-east-1:123456789012:stateMachine:sqs-batch",
     ]
     assert server.ready["tableName"] == "idempotency-table"
 
@@ -347,20 +353,10 @@ def test_serve_sends_status_change_events_also_for_a_stop(server: Server):
     assert seen == ["RUNNING", "ABORTED"]
 
 
-def test_serve_answers_start_sync_execution_to_boto3_and_the_aws_cli(server: Server):
-    # Given an Express state machine created through the endpoint
-    sfn = server.client("stepfunctions")
-    definition = {
-        "StartAt": "Greet",
-        "States": {"Greet": {"Type": "Pass", "Parameters": {"hello.$": "$.name"}, "End": True}},
-    }
-    machine = sfn.create_state_machine(
-        name="greeter",
-        definition=json.dumps(definition),
-        roleArn="arn:aws:iam::123456789012:role/r",
-        type="EXPRESS",
-    )["stateMachineArn"]
+def test_serve_runs_the_inline_pipeline_through_start_sync_execution(server: Server):
+    # Given the Express order pipeline, its PlaceOrder wrapped inline, and two synchronous callers
     # (SDKs send StartSyncExecution to a "sync-" host prefix; a local endpoint needs that switched off)
+    pipeline = server.ready["expressStateMachineArns"][0]
     sync_client = boto3.client(
         "stepfunctions",
         endpoint_url=server.endpoint,
@@ -370,16 +366,32 @@ def test_serve_answers_start_sync_execution_to_boto3_and_the_aws_cli(server: Ser
         config=Config(inject_host_prefix=False),
     )
 
-    # When boto3 and the AWS CLI start it synchronously
-    answered = sync_client.start_sync_execution(stateMachineArn=machine, input='{"name": "boto3"}')
-    cli_run = subprocess.run(
-        [str(BIN / "aws"), "stepfunctions", "start-sync-execution", "--state-machine-arn", machine,
-         "--input", '{"name": "cli"}', "--endpoint-url", server.endpoint, "--output", "json"],
-        capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
-        env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
-    )  # fmt: skip
+    def aws_cli(order: dict[str, Any]) -> dict[str, Any]:
+        run = subprocess.run(
+            [str(BIN / "aws"), "stepfunctions", "start-sync-execution", "--state-machine-arn", pipeline,
+             "--input", json.dumps(order), "--endpoint-url", server.endpoint, "--output", "json"],
+            capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
+            env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        answer: dict[str, Any] = json.loads(run.stdout)
+        return answer
 
-    # Then both get the ended execution's output in the answer
-    assert (answered["status"], json.loads(answered["output"])) == ("SUCCEEDED", {"hello": "boto3"})
-    assert cli_run.returncode == 0, cli_run.stderr
-    assert json.loads(json.loads(cli_run.stdout)["output"]) == {"hello": "cli"}
+    # When boto3 places an order and the AWS CLI sends the same order again
+    order = {"orderId": "o-sync", "amount": 3}
+    first = sync_client.start_sync_execution(stateMachineArn=pipeline, input=json.dumps(order))
+    again = aws_cli(order)
+
+    # Then both answers carry the same output: the CLI's run replayed the first
+    assert first["status"] == again["status"] == "SUCCEEDED"
+    assert json.loads(again["output"]) == json.loads(first["output"])
+    assert json.loads(first["output"])["order"]["status"] == "PLACED"
+
+    # And a business failure comes back as the business error, its claim released
+    failed = aws_cli({"orderId": "o-sync-fail", "amount": 3, "simulate": {"error": "PaymentGatewayTimeout"}})
+    assert (failed["status"], failed["error"]) == ("FAILED", "PaymentGatewayTimeout")
+    dynamodb = server.client("dynamodb")
+    ids = {item["id"]["S"] for item in dynamodb.scan(TableName=server.ready["tableName"])["Items"]}
+    settings = example_settings({})
+    assert key_of(order, settings) in ids
+    assert key_of({"orderId": "o-sync-fail"}, settings) not in ids

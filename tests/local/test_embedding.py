@@ -1,4 +1,5 @@
-"""The workflow embedded in others: nested with startExecution.sync:2, and around a non-Lambda step."""
+"""The workflow embedded in others: nested with startExecution.sync:2, inline (the Express pipeline),
+and around a non-Lambda step."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency import inline_workflows
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from tests.business_steps import SQS_SEND_STEP
@@ -219,3 +221,41 @@ def test_every_child_failure_ends_in_a_named_outcome(
         assert result.cause == "amount"
     if last_state in ("ChildStopped", "ChildRuntimeFailure"):
         assert CHILD_ARN in result.cause
+
+
+# -- the same pipeline with its PlaceOrder wrapped inline (Express, no nested execution) -------------
+@pytest.fixture
+def inline_pipeline(idempotent_service: IdempotentService) -> str:
+    settings = idempotent_service.settings
+    return idempotent_service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline")
+
+
+def test_the_inline_pipeline_places_once_and_notifies_the_same_order(
+    idempotent_service: IdempotentService, inline_pipeline: str
+):
+    # When the same order goes through the Express pipeline twice, synchronously
+    first = idempotent_service.cloud.run_sync(inline_pipeline, ORDER)
+    second = idempotent_service.cloud.run_sync(inline_pipeline, ORDER)
+
+    # Then the second notifies exactly what the first did, and the order was placed once, within
+    # the pipeline's own execution (no child)
+    assert first.status == second.status == "SUCCEEDED", (first.error, first.cause)
+    assert second.output_json == first.output_json
+    assert first.output["notification"] == f"Order o-nested is placed as {first.output['order']['placedOrderId']}."
+    assert first.states[:3] == ["Prepare", "Validate", "PlaceOrder"] and first.states[-1] == "Notify"
+    assert "PlaceOrder.Replay" in second.states
+    assert idempotent_service.business_runs == 1
+    assert idempotent_service.cloud.executions(idempotent_service.state_machine_arn) == []
+
+    # And its record is the direct workflow's: a direct start replays the pipeline's order
+    direct = idempotent_service.run(ORDER)
+    assert direct.output == first.output["order"]
+
+
+def test_the_inline_pipeline_rejects_an_invalid_order_before_placing(
+    idempotent_service: IdempotentService, inline_pipeline: str
+):
+    result = idempotent_service.cloud.run_sync(inline_pipeline, {"orderId": "o-x", "amount": -3})
+    assert (result.status, result.error) == ("FAILED", "InvalidOrderError")
+    assert result.states == ["Prepare", "Validate", "RejectInvalidOrder"]
+    assert idempotent_service.records() == []

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency import inline_workflows
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.resources import SQS_BATCH_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 
 ORDER = {"orderId": "o-evt", "amount": 12}
@@ -128,20 +128,18 @@ def sqs_record(message_id: str, body: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
-def messages(local_cloud: LocalCloud) -> IdempotentService:
-    """The per-message workflow, keyed on the body's orderId."""
-    return IdempotentService(
-        local_cloud,
-        example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH="powertools_json(body).orderId"),
-        name="order-messages",
+def batch_workflow(idempotent_service: IdempotentService) -> str:
+    """The SQS batch workflow (Express, its PlaceOrder wrapped inline), sharing the direct workflow's
+    table, key Lambda and business Lambda as the stack deploys it."""
+    return idempotent_service.deploy_inline(
+        inline_workflows.sqs_batch(idempotent_service.settings), "sqs-batch"
     )
 
 
 def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(
-    local_cloud: LocalCloud, messages: IdempotentService
+    local_cloud: LocalCloud, idempotent_service: IdempotentService, batch_workflow: str
 ):
-    # Given the batch workflow around the per-message workflow
-    batch_workflow = messages.nest_in(SQS_BATCH_ASL, "sqs-batch")
+    # Given a batch with an order twice, a rejected order, a body that is not JSON
     batch = [
         sqs_record("m1", {"orderId": "a", "amount": 1}),
         sqs_record("m2", {"orderId": "a", "amount": 1}),
@@ -150,8 +148,8 @@ def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(
         sqs_record("m5", {"orderId": "c", "amount": 2}),
     ]
 
-    # When the batch runs
-    result = local_cloud.run(batch_workflow, batch)
+    # When the batch runs synchronously, as EventBridge Pipes calls an Express target
+    result = local_cloud.run_sync(batch_workflow, batch)
 
     # Then order a was placed once (m2 replayed m1), and only m3 and m4 are reported, by error name
     assert result.status == "SUCCEEDED", (result.error, result.cause)
@@ -161,30 +159,27 @@ def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(
             {"itemIdentifier": "m4", "error": "IdempotencyKeyError"},
         ]
     }
-    children = [local_cloud.wait(arn) for arn in local_cloud.executions(messages.state_machine_arn)]
-    assert [child.states[-1] for child in children] == [
-        "Complete",
-        "Replay",
-        "BusinessFailed",
-        "ComputeKey",
-        "Complete",
-    ]
-    assert children[1].output_json == children[0].output_json
-    assert messages.business_runs == 3  # a once, b (failed) once, c once
+    ends = [state for state in result.states if state.split(".")[-1] in ("Complete", "Replay", "BusinessFailed")]
+    assert ends == ["PlaceOrder.Complete", "PlaceOrder.Replay", "PlaceOrder.BusinessFailed", "PlaceOrder.Complete"]
+    assert idempotent_service.business_runs == 3  # a once, b (failed) once, c once
+
+    # And the records are the direct workflow's: it replays what the batch placed
+    direct = idempotent_service.run({"orderId": "a", "amount": 1})
+    assert idempotent_service.flow_states(direct)[-1] == "Replay"
+    assert direct.output["orderId"] == "a" and direct.output["status"] == "PLACED"
 
 
 def test_a_batch_near_the_input_limit_reports_its_failures_within_the_state_limit(
-    local_cloud: LocalCloud, messages: IdempotentService
+    local_cloud: LocalCloud, batch_workflow: str
 ):
     # Given a batch of ~240 KB (the input limit is 256 KB) whose every record fails
-    batch_workflow = messages.nest_in(SQS_BATCH_ASL, "sqs-batch")
     batch = [sqs_record(f"m{n}", {"orderId": f"o-{n}", "amount": -1, "note": "x" * 9_000}) for n in range(25)]
     assert 230_000 < len(json.dumps(batch)) < 256 * 1024
 
     # When the batch runs
-    result = local_cloud.run(batch_workflow, batch, timeout=120)
+    result = local_cloud.run_sync(batch_workflow, batch)
 
-    # Then every record is reported, and the output is small (no child input echoed back)
+    # Then every record is reported, and the output is small (no record echoed back)
     assert result.status == "SUCCEEDED", (result.error, result.cause)
     assert result.output["batchItemFailures"] == [
         {"itemIdentifier": f"m{n}", "error": "InvalidOrderError"} for n in range(25)

@@ -46,7 +46,11 @@ def user_machine(retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         "Comment": "A user's machine",
         "StartAt": "Prepare",
         "States": {
-            "Prepare": {"Type": "Pass", "Parameters": {"order.$": "$", "channel": "web"}, "Next": "PlaceOrder"},
+            "Prepare": {
+                "Type": "Pass",
+                "Parameters": {"order.$": "$", "channel": "web"},
+                "Next": "PlaceOrder",
+            },
             "PlaceOrder": task,
             "Confirm": {
                 "Type": "Pass",
@@ -271,7 +275,9 @@ def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type
             # When a duplicate arrives, is told the key is in progress (its Read), and then the
             # first finishes before the duplicate's retry
             duplicate = pool.submit(workflow.run, dict(ORDER))
-            cloud.wait_until(lambda: cloud.calls.count("dynamodb", "GetItem") >= 1, 10, "the duplicate's Read")
+            cloud.wait_until(
+                lambda: cloud.calls.count("dynamodb", "GetItem") >= 1, 10, "the duplicate's Read"
+            )
             gate.open()
             first_result, duplicate_result = first.result(30), duplicate.result(30)
 
@@ -291,7 +297,11 @@ def test_two_wrapped_steps_keep_their_own_records(local_cloud, workflow_type):
     del states["Reserve"]["Catch"]
     states["Prepare"]["Next"] = "Reserve"
     workflow = deploy(
-        local_cloud, workflow_type, placing, definition, steps={"Reserve": "reservations", "PlaceOrder": "orders"}
+        local_cloud,
+        workflow_type,
+        placing,
+        definition,
+        steps={"Reserve": "reservations", "PlaceOrder": "orders"},
     )
 
     # When the same order goes through twice

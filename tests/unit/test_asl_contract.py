@@ -8,10 +8,18 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.resources import IDEMPOTENCY_ASL, ORDER_WORKFLOW_ASL, RELEASE_ASL, SQS_BATCH_ASL
+from sfn_idempotency.resources import (
+    IDEMPOTENCY_ASL,
+    ORDER_PIPELINE_INLINE_ASL,
+    ORDER_WORKFLOW_ASL,
+    RELEASE_ASL,
+    SQS_BATCH_ASL,
+)
 
 FLOW = json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"]
 RELEASE = json.loads(RELEASE_ASL.read_text(encoding="utf-8"))["States"]
+PIPELINE_INLINE = json.loads(ORDER_PIPELINE_INLINE_ASL.read_text(encoding="utf-8"))["States"]
+BATCH = json.loads(SQS_BATCH_ASL.read_text(encoding="utf-8"))["States"]
 # (MaxAttempts, IntervalSeconds, BackoffRate) of the one retrier each state has
 DYNAMODB_BUDGET = (4, 1, 2)
 LAMBDA_BUDGET = (3, 1, 2)
@@ -49,11 +57,28 @@ def test_each_retry_budget_is_the_documented_one(
     assert budget(states[name]) == expected
 
 
-def test_the_nested_workflows_retry_the_child_start_with_the_documented_budget():
+def test_the_nested_pipeline_retries_the_child_start_with_the_documented_budget():
     pipeline = json.loads(ORDER_WORKFLOW_ASL.read_text(encoding="utf-8"))["States"]
-    batch = json.loads(SQS_BATCH_ASL.read_text(encoding="utf-8"))["States"]
     assert budget(pipeline["PlaceOrder"]) == STEP_FUNCTIONS_BUDGET
-    assert budget(batch["PlaceEachOrder"]["ItemProcessor"]["States"]["PlaceOrder"]) == STEP_FUNCTIONS_BUDGET
+
+
+# (MaxAttempts, IntervalSeconds, BackoffRate) of the inline steps' retry on in-progress: a duplicate
+# waits up to 2+4+8+16+32 s for the first (within the Express limit of 300 s), then fails.
+IN_PROGRESS_BUDGET = (5, 2, 2)
+
+
+@pytest.mark.parametrize(
+    "place_order",
+    [PIPELINE_INLINE["PlaceOrder"], BATCH["PlaceEachOrder"]["ItemProcessor"]["States"]["PlaceOrder"]],
+    ids=["pipeline", "batch"],
+)
+def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_documented_budgets(
+    place_order: dict[str, Any],
+):
+    lambda_retrier, in_progress_retrier = place_order["Retry"]
+    assert budget({"Retry": [lambda_retrier]}) == LAMBDA_BUDGET
+    assert in_progress_retrier["ErrorEquals"] == ["IdempotencyAlreadyInProgressError"]
+    assert budget({"Retry": [in_progress_retrier]}) == IN_PROGRESS_BUDGET
 
 
 @pytest.mark.parametrize(

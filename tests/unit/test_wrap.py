@@ -32,7 +32,9 @@ PLACE_ORDER: dict[str, Any] = {
         {"ErrorEquals": ["Lambda.TooManyRequestsException"], "MaxAttempts": 2},
         {"ErrorEquals": ["IdempotencyAlreadyInProgressError", "Flaky"], "IntervalSeconds": 5},
     ],
-    "Catch": [{"ErrorEquals": ["States.Timeout", "OrderRejected"], "ResultPath": "$.why", "Next": "Rejected"}],
+    "Catch": [
+        {"ErrorEquals": ["States.Timeout", "OrderRejected"], "ResultPath": "$.why", "Next": "Rejected"}
+    ],
     "Next": "Confirm",
 }
 
@@ -52,10 +54,15 @@ def user_definition(**task_changes: Any) -> dict[str, Any]:
 
 
 LONG_NAME = "Place" * 14
-LONG_NAMED = {"StartAt": LONG_NAME, "States": {LONG_NAME: {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}}}
+LONG_NAMED = {
+    "StartAt": LONG_NAME,
+    "States": {LONG_NAME: {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "End": True}},
+}
 
 
-def wrapped(definition: dict[str, Any] | None = None, state: str = "PlaceOrder", **settings: Any) -> dict[str, Any]:
+def wrapped(
+    definition: dict[str, Any] | None = None, state: str = "PlaceOrder", **settings: Any
+) -> dict[str, Any]:
     settings.setdefault("key_prefix", "orders")
     return json.loads(wrap_state(json.dumps(definition or user_definition()), state, **settings))
 
@@ -201,7 +208,13 @@ def test_a_task_inside_a_map_is_wrapped_where_it_is():
         "States": {
             "EachOrder": {
                 "Type": "Map",
-                "ItemProcessor": {"StartAt": "PlaceOrder", "States": {"PlaceOrder": {**PLACE_ORDER, "Catch": [], "Next": "Done"}, "Done": {"Type": "Succeed"}}},
+                "ItemProcessor": {
+                    "StartAt": "PlaceOrder",
+                    "States": {
+                        "PlaceOrder": {**PLACE_ORDER, "Catch": [], "Next": "Done"},
+                        "Done": {"Type": "Succeed"},
+                    },
+                },
                 "End": True,
             }
         },
@@ -217,15 +230,45 @@ def test_a_task_inside_a_map_is_wrapped_where_it_is():
         (user_definition(), "Confirm", {}, "state 'Confirm' is a Pass, not a Task"),
         ({**user_definition(), "QueryLanguage": "JSONata"}, "PlaceOrder", {}, "the definition is JSONata"),
         (user_definition(QueryLanguage="JSONata"), "PlaceOrder", {}, "state 'PlaceOrder' is JSONata"),
-        (user_definition(Assign={"x.$": "$"}), "PlaceOrder", {}, "has Assign, which an inline idempotent step"),
-        (user_definition(TimeoutSecondsPath="$.t", TimeoutSeconds=...), "PlaceOrder", {}, "has TimeoutSecondsPath"),
-        (user_definition(), "PlaceOrder", {"timeout_seconds": 30}, "has TimeoutSeconds 20, and the timeout given is 30"),
+        (
+            user_definition(Assign={"x.$": "$"}),
+            "PlaceOrder",
+            {},
+            "has Assign, which an inline idempotent step",
+        ),
+        (
+            user_definition(TimeoutSecondsPath="$.t", TimeoutSeconds=...),
+            "PlaceOrder",
+            {},
+            "has TimeoutSecondsPath",
+        ),
+        (
+            user_definition(),
+            "PlaceOrder",
+            {"timeout_seconds": 30},
+            "has TimeoutSeconds 20, and the timeout given is 30",
+        ),
         (user_definition(), "PlaceOrder", {"key_prefix": " "}, "IDEMPOTENCY_KEY_PREFIX: must not be blank"),
         (user_definition(), "PlaceOrder", {"hash_function": "nope"}, "IDEMPOTENCY_HASH_FUNCTION: 'nope'"),
         (user_definition(), "PlaceOrder", {"event_key_jmespath": "a["}, "IDEMPOTENCY_EVENT_KEY_JMESPATH"),
-        (user_definition(), "PlaceOrder", {"expires_after_seconds": 30}, "IDEMPOTENCY_EXPIRES_AFTER_SECONDS (30) must be at least the lease"),
-        (user_definition(), "PlaceOrder", {"result_variable": "1x"}, "result variable '1x' is not a workflow variable name"),
-        (user_definition(Catch=[]), "PlaceOrder", {"result_variable": "x" * 81}, "is not a workflow variable name"),
+        (
+            user_definition(),
+            "PlaceOrder",
+            {"expires_after_seconds": 30},
+            "IDEMPOTENCY_EXPIRES_AFTER_SECONDS (30) must be at least the lease",
+        ),
+        (
+            user_definition(),
+            "PlaceOrder",
+            {"result_variable": "1x"},
+            "result variable '1x' is not a workflow variable name",
+        ),
+        (
+            user_definition(Catch=[]),
+            "PlaceOrder",
+            {"result_variable": "x" * 81},
+            "is not a workflow variable name",
+        ),
         (LONG_NAMED, LONG_NAME, {}, "too long to wrap"),
     ],
     ids=lambda value: value if isinstance(value, str) and len(value) < 40 else None,
@@ -248,7 +291,9 @@ def test_a_key_prefix_is_used_once_per_machine():
     definition = user_definition()
     definition["States"]["Prepare"] = {**PLACE_ORDER, "Catch": [], "Next": "PlaceOrder"}
     once = wrap_state(json.dumps(definition), "PlaceOrder", key_prefix="orders")
-    with pytest.raises(WrapError, match="key prefix 'orders' is already used by the wrapped step 'PlaceOrder'"):
+    with pytest.raises(
+        WrapError, match="key prefix 'orders' is already used by the wrapped step 'PlaceOrder'"
+    ):
         wrap_state(once, "Prepare", key_prefix="orders")
 
 

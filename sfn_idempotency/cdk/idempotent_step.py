@@ -1,0 +1,245 @@
+"""IdempotentStep: one Task of your own CDK state machine made idempotent inline (Standard or Express).
+
+The chainable renders the same two states as ``sfn_idempotency.wrap.wrap_state`` (a one-branch
+Parallel with the flow of idempotency.asl.json, then the Result pass), so a CDK chain and an ASL file
+wrapped on the command line run the very same flow. When the state machine binds it, it grants the
+machine's role exactly what the flow calls: the shared key Lambda, four item operations on the table
+(and its key, if it has one), and the Task's own rights.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from aws_cdk import Duration, JsonNull, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from constructs import Construct
+
+from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
+from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
+from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
+from sfn_idempotency.cdk.state_machines import LOG_RETENTION
+from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.wrap import (
+    KEY_FUNCTION_PLACEHOLDER,
+    TABLE_PLACEHOLDER,
+    WrapError,
+    inline_states,
+    outer_error_names,
+    step_settings,
+)
+
+DEFAULT_EXPIRES_AFTER = Duration.hours(1)
+KEY_FUNCTION_TIMEOUT = Duration.seconds(10)
+KEY_FUNCTION_MEMORY_MB = 256
+# The flow's item operations on the table: Claim, Read, Complete, Release.
+FLOW_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
+_KEY_FUNCTION_ID = "IdempotencyKeyFunction"
+PATH_FIELDS = ("InputPath", "ResultPath", "OutputPath")
+
+
+class IdempotencyKeyFunction(Construct):
+    """The key Lambda that serves every inline step (its settings come in each ComputeKey payload):
+    no IDEMPOTENCY_* environment, no AWS rights beyond its logs and traces. ``of(scope)`` is the
+    stack's one instance."""
+
+    def __init__(
+        self, scope: Construct, construct_id: str, *, powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            description="Idempotency keys for inline steps; each step's settings travel in its payload",
+            runtime=RUNTIME,
+            handler="compute_key.handler.handler",
+            code=handler_code("compute_key"),
+            layers=[powertools_layer(self, powertools_layer_version)],
+            timeout=KEY_FUNCTION_TIMEOUT,
+            memory_size=KEY_FUNCTION_MEMORY_MB,
+            tracing=lambda_.Tracing.ACTIVE,
+            log_group=logs.LogGroup(self, "Logs", retention=LOG_RETENTION),
+        )
+        acknowledge_lambda_findings(self.function)
+
+    @classmethod
+    def of(cls, scope: Construct) -> IdempotencyKeyFunction:
+        """The stack's shared key function, created on first use."""
+        stack = Stack.of(scope)
+        existing = stack.node.try_find_child(_KEY_FUNCTION_ID)
+        if isinstance(existing, IdempotencyKeyFunction):
+            return existing
+        return cls(stack, _KEY_FUNCTION_ID)
+
+
+class _GrantingState(sfn.CustomState):
+    """A state given as JSON that registers the rights it needs with the graph that binds it."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        state_json: Mapping[str, Any],
+        policy_statements: Sequence[iam.PolicyStatement] = (),
+    ) -> None:
+        super().__init__(scope, construct_id, state_json=state_json)
+        self._policy_statements = list(policy_statements)
+
+    def bind_to_graph(self, graph: sfn.StateGraph) -> None:
+        super().bind_to_graph(graph)
+        for statement in self._policy_statements:
+            graph.register_policy_statement(statement)
+
+
+class IdempotentStep(sfn.StateMachineFragment):
+    """``task`` (any Task: a ``sfn.TaskStateBase`` or its ASL as a dict) runs once per idempotency
+    key. Chain it like the Task; add Catch and Retry to the step (``add_catch``, ``add_retry``), not
+    to the Task: they see the business step's errors (after the claim was released) and the named
+    idempotency errors, so ``add_retry(errors=["IdempotencyAlreadyInProgressError"])`` turns a
+    concurrent duplicate into a replay. Bad settings fail synth with the key Lambda's own message.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        task: sfn.TaskStateBase | Mapping[str, Any],
+        table: dynamodb.ITable,
+        key_prefix: str,
+        event_key_jmespath: str = "",
+        payload_validation_jmespath: str = "",
+        expires_after: Duration = DEFAULT_EXPIRES_AFTER,
+        hash_function: str = "md5",
+        raise_on_no_key: bool = False,
+        timeout: Duration | None = None,
+        key_function: lambda_.IFunction | None = None,
+        task_policies: Sequence[iam.PolicyStatement] = (),
+        state_name: str | None = None,
+    ) -> None:
+        """``task_policies``: the rights of a Task given as a dict (a CDK Task brings its own)."""
+        super().__init__(scope, construct_id)
+        self.state_name = state_name or construct_id
+        task_json, own_policies = self._task_json(task)
+        self.key_function = key_function or IdempotencyKeyFunction.of(self).function
+        self.table = table
+        try:
+            step = step_settings(
+                task_json,
+                self.state_name,
+                key_prefix=key_prefix,
+                event_key_jmespath=event_key_jmespath,
+                payload_validation_jmespath=payload_validation_jmespath,
+                expires_after_seconds=int(expires_after.to_seconds()),
+                hash_function=hash_function,
+                raise_on_no_key=raise_on_no_key,
+                timeout_seconds=int(timeout.to_seconds()) if timeout else None,
+            )
+            states = inline_states(self.state_name, {**task_json, "End": True}, step)
+        except WrapError as error:
+            raise ConfigurationError(f"{self.node.path}: {error}") from None
+        self.settings = step.settings
+        # A CustomState is named by its construct id: the states keep wrap_state's names.
+        (flow_name, flow_json), (result_name, result_json) = (
+            (name, self._placed(state)) for name, state in states.items()
+        )
+        for field in ("Next", "End"):  # the chain decides where the step goes
+            flow_json.pop(field, None)
+            result_json.pop(field, None)
+        self._flow = _GrantingState(
+            self,
+            flow_name,
+            state_json=flow_json,
+            policy_statements=[*self._flow_policies(), *own_policies, *task_policies],
+        )
+        self._result = sfn.CustomState(self, result_name, state_json=result_json)
+        self._flow.next(self._result)
+
+    @property
+    def start_state(self) -> sfn.State:
+        return self._flow
+
+    @property
+    def end_states(self) -> list[sfn.INextable]:
+        return [self._result]
+
+    def add_catch(
+        self, handler: sfn.IChainable, *, errors: Sequence[str] = ("States.ALL",), result_path: str | None = None
+    ) -> IdempotentStep:
+        """As ``Task.add_catch``; a ``States.Timeout`` of the business step arrives as
+        BusinessStepTimeoutError (a state may not report ``States.*``), which is added for you."""
+        self._flow.add_catch(handler, errors=outer_error_names(list(errors)), result_path=result_path)
+        return self
+
+    def add_retry(self, **retry: Any) -> IdempotentStep:
+        """As ``Task.add_retry`` (``errors``, ``interval``, ``max_attempts``...), for the whole step:
+        a retry computes the key again, so it may replay."""
+        self._flow.add_retry(**retry)
+        return self
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _task_json(
+        self, task: sfn.TaskStateBase | Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[iam.PolicyStatement]]:
+        if isinstance(task, sfn.TaskStateBase):
+            # Unresolved: its tokens (ARNs...) stay strings that the definition resolves at synth.
+            rendered = dict(task.to_state_json())
+            policies = list(task._task_policies or [])  # noqa: SLF001 - the Task's documented rights
+        else:
+            rendered, policies = dict(task), []
+        if rendered.get("Catch"):
+            raise ConfigurationError(
+                f"{self.node.path}: add catches to the IdempotentStep (add_catch), not to its Task: "
+                "they must see the step's errors, after its claim was released"
+            )
+        for field in ("Catch", "Next", "End"):
+            rendered.pop(field, None)
+        for field in PATH_FIELDS:  # JsonPath.DISCARD is null in ASL; wrap_state reads it as None
+            if rendered.get(field) == sfn.JsonPath.DISCARD:
+                rendered[field] = None
+        return rendered, policies
+
+    def _placed(self, state: dict[str, Any]) -> dict[str, Any]:
+        """``state`` with the shared placeholders replaced by this stack's key function and table."""
+        values = {
+            f"${{{KEY_FUNCTION_PLACEHOLDER}}}": self.key_function.function_arn,
+            f"${{{TABLE_PLACEHOLDER}}}": self.table.table_name,
+        }
+        result: dict[str, Any] = _substituted(state, values)
+        return result
+
+    def _flow_policies(self) -> list[iam.PolicyStatement]:
+        statements = [
+            # The ASL invokes the unqualified ARN: no version or alias wildcard.
+            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.key_function.function_arn]),
+            iam.PolicyStatement(actions=list(FLOW_TABLE_ACTIONS), resources=[self.table.table_arn]),
+        ]
+        if self.table.encryption_key is not None:
+            # DynamoDB refuses every item call of a principal that may not use the table's key.
+            statements.append(
+                iam.PolicyStatement(
+                    actions=list(KMS_ITEM_ACTIONS), resources=[self.table.encryption_key.key_arn]
+                )
+            )
+        return statements
+
+
+def _substituted(value: Any, values: Mapping[str, str]) -> Any:
+    """``value`` with every string equal to a placeholder replaced by its (token) value, and every
+    null as CDK's JsonNull: a Python None crosses to CDK as "absent", which changes an ASL path's
+    meaning (ResultPath null keeps the input; absent, the result replaces it)."""
+    if value is None:
+        return JsonNull.INSTANCE
+    if isinstance(value, str):
+        return values.get(value, value)
+    if isinstance(value, list):
+        return [_substituted(item, values) for item in value]
+    if isinstance(value, dict):
+        return {key: _substituted(item, values) for key, item in value.items()}
+    return value
