@@ -5,36 +5,48 @@ from __future__ import annotations
 from typing import Any
 
 from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_pipes as pipes
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from sfn_idempotency import inline_workflows
 from sfn_idempotency.cdk import (
     RUNTIME,
     EventTrigger,
     IdempotencyTable,
     IdempotentWorkflow,
+    InlineWorkflow,
     NestedWorkflow,
     handler_code,
     powertools_layer,
 )
-from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
+from sfn_idempotency.cdk.nag import acknowledge_dead_letter_queue_findings, acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL, SQS_BATCH_ASL
-from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, ORDER_MESSAGE_KEY_JMESPATH
+from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
+from sfn_idempotency.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL
+from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH
 
 BUSINESS_MEMORY_MB = 256
+# Longer than an Express execution can run (5 min), so a batch in flight is never delivered twice.
+ORDERS_VISIBILITY_TIMEOUT = Duration.minutes(6)
+DEAD_LETTER_RETENTION = Duration.days(14)
+MAX_RECEIVES = 5
+PIPE_BATCH_SIZE = 10
 
 
 class IdempotencyServiceStack(Stack):
-    """One table and one ``place_order`` Lambda behind three idempotent workflows that share keys
-    (same prefix, same order id): direct starts keyed on ``orderId``, EventBridge events keyed on
-    ``detail.orderId``, SQS records keyed on the body's ``orderId``. Plus the order pipeline and the
-    SQS batch workflow that nest them."""
+    """One table and one ``place_order`` Lambda behind every workflow, all sharing keys (same prefix,
+    same order id): direct starts keyed on ``orderId``, EventBridge events keyed on
+    ``detail.orderId``; the order pipeline nesting the direct workflow; the same pipeline with
+    PlaceOrder wrapped inline (Express); and the SQS batch (Express, inline, keyed on the body's
+    ``orderId``) behind an EventBridge pipe from the orders queue."""
 
     def __init__(
         self,
@@ -56,7 +68,6 @@ class IdempotencyServiceStack(Stack):
         self.place_order = self._build_place_order_function()
         self.workflow = self._build_workflow("OrderWorkflow", settings.event_key_jmespath)
         self.event_workflow = self._build_workflow("OrderEventsWorkflow", ORDER_EVENT_KEY_JMESPATH)
-        self.message_workflow = self._build_workflow("OrderMessagesWorkflow", ORDER_MESSAGE_KEY_JMESPATH)
         EventTrigger(
             self,
             "OrderPlacedTrigger",
@@ -66,11 +77,18 @@ class IdempotencyServiceStack(Stack):
         pipeline = NestedWorkflow(
             self, "OrderPipeline", asl=ORDER_WORKFLOW_ASL, child=self.workflow.state_machine
         )
-        batch = NestedWorkflow(self, "SqsBatch", asl=SQS_BATCH_ASL, child=self.message_workflow.state_machine)
+        # The same pipeline with PlaceOrder wrapped inline, and the SQS batch: Express, no nesting.
+        inline_pipeline = self._build_inline_workflow(
+            "OrderPipelineInline", inline_workflows.order_pipeline(settings)
+        )
+        batch = self._build_inline_workflow("SqsBatch", inline_workflows.sqs_batch(settings))
+        self.orders_queue = self._build_orders_pipe(batch.state_machine)
         CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
         CfnOutput(self, "EventStateMachineArn", value=self.event_workflow.state_machine.state_machine_arn)
         CfnOutput(self, "OrderPipelineArn", value=pipeline.state_machine.state_machine_arn)
+        CfnOutput(self, "OrderPipelineInlineArn", value=inline_pipeline.state_machine.state_machine_arn)
         CfnOutput(self, "SqsBatchStateMachineArn", value=batch.state_machine.state_machine_arn)
+        CfnOutput(self, "OrdersQueueUrl", value=self.orders_queue.queue_url)
         CfnOutput(self, "TableName", value=self.table.table_name)
 
     def _build_workflow(self, construct_id: str, event_key_jmespath: str) -> IdempotentWorkflow:
@@ -89,6 +107,72 @@ class IdempotencyServiceStack(Stack):
             workflow_type=self.workflow_type,
             table=self.table,
         )
+
+    def _build_inline_workflow(self, construct_id: str, definition: str) -> InlineWorkflow:
+        """An Express workflow whose PlaceOrder is wrapped inline: the stack's shared key Lambda, the
+        table and ``place_order`` (its records are the direct workflow's)."""
+        return InlineWorkflow(
+            self,
+            construct_id,
+            definition=definition,
+            table=self.table,
+            substitutions={BUSINESS_FUNCTION_PLACEHOLDER: self.place_order.function_arn},
+            policy_statements=[
+                iam.PolicyStatement(
+                    actions=["lambda:InvokeFunction"], resources=[self.place_order.function_arn]
+                )
+            ],
+            workflow_type=sfn.StateMachineType.EXPRESS,
+        )
+
+    def _build_orders_pipe(self, batch: sfn.StateMachine) -> sqs.Queue:
+        """An SQS queue whose batches EventBridge Pipes hands to the batch workflow synchronously
+        (REQUEST_RESPONSE, which needs an Express target): the workflow's batchItemFailures tell Pipes
+        which messages to leave for redelivery; after MAX_RECEIVES they go to the dead-letter queue."""
+        dead_letters = sqs.Queue(
+            self,
+            "OrdersDeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=DEAD_LETTER_RETENTION,
+        )
+        acknowledge_dead_letter_queue_findings(dead_letters)
+        queue = sqs.Queue(
+            self,
+            "Orders",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            visibility_timeout=ORDERS_VISIBILITY_TIMEOUT,
+            dead_letter_queue=sqs.DeadLetterQueue(queue=dead_letters, max_receive_count=MAX_RECEIVES),
+        )
+        role = iam.Role(self, "OrdersPipeRole", assumed_by=iam.ServicePrincipal("pipes.amazonaws.com"))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+                resources=[queue.queue_arn],
+            )
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(actions=["states:StartSyncExecution"], resources=[batch.state_machine_arn])
+        )
+        pipes.CfnPipe(
+            self,
+            "OrdersPipe",
+            role_arn=role.role_arn,
+            source=queue.queue_arn,
+            source_parameters=pipes.CfnPipe.PipeSourceParametersProperty(
+                sqs_queue_parameters=pipes.CfnPipe.PipeSourceSqsQueueParametersProperty(
+                    batch_size=PIPE_BATCH_SIZE
+                )
+            ),
+            target=batch.state_machine_arn,
+            target_parameters=pipes.CfnPipe.PipeTargetParametersProperty(
+                step_function_state_machine_parameters=pipes.CfnPipe.PipeTargetStateMachineParametersProperty(
+                    invocation_type="REQUEST_RESPONSE"
+                )
+            ),
+        )
+        return queue
 
     def _build_place_order_function(self) -> lambda_.Function:
         function = lambda_.Function(

@@ -4,6 +4,7 @@
 - ``IdempotentWorkflow``: the state machine of ``idempotency.asl.json`` around a Lambda or any Task.
 - ``IdempotentStep``: one Task of your own state machine made idempotent inline (Standard or Express).
 - ``IdempotencyKeyFunction``: the key Lambda every inline step of a stack shares.
+- ``InlineWorkflow``: a state machine from ASL whose Tasks were wrapped with ``wrap_state``.
 - ``ClaimRelease``: releases claims of executions that ended where no Catch could see it.
 - ``NestedWorkflow``: a workflow that runs an idempotent one with ``startExecution.sync:2``.
 - ``EventTrigger``: an EventBridge rule that starts a state machine, with retries and a DLQ.
@@ -16,7 +17,12 @@ require_extra("cdk", "sfn_idempotency.cdk")
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger, event_pattern  # noqa: E402
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable  # noqa: E402
-from sfn_idempotency.cdk.idempotent_step import IdempotencyKeyFunction, IdempotentStep  # noqa: E402
+from sfn_idempotency.cdk.idempotent_step import (  # noqa: E402
+    IdempotencyKeyFunction,
+    IdempotentStep,
+    inline_step_statements,
+)
+from sfn_idempotency.cdk.inline_workflow import InlineWorkflow  # noqa: E402
 from sfn_idempotency.cdk.idempotent_workflow import ClaimRelease, IdempotentWorkflow  # noqa: E402
 from sfn_idempotency.cdk.lambda_code import (  # noqa: E402
     POWERTOOLS_LAYER_VERSION,
@@ -35,10 +41,12 @@ __all__ = [
     "IdempotencyKeyFunction",
     "IdempotencyTable",
     "IdempotentStep",
+    "InlineWorkflow",
     "IdempotentWorkflow",
     "NestedWorkflow",
     "build_state_machine",
     "event_pattern",
     "handler_code",
+    "inline_step_statements",
     "powertools_layer",
 ]

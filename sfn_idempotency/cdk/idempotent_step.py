@@ -156,7 +156,11 @@ class IdempotentStep(sfn.StateMachineFragment):
             self,
             flow_name,
             state_json=flow_json,
-            policy_statements=[*self._flow_policies(), *own_policies, *task_policies],
+            policy_statements=[
+                *inline_step_statements(table, self.key_function),
+                *own_policies,
+                *task_policies,
+            ],
         )
         self._result = sfn.CustomState(self, result_name, state_json=result_json)
         self._flow.next(self._result)
@@ -214,20 +218,20 @@ class IdempotentStep(sfn.StateMachineFragment):
         result: dict[str, Any] = _substituted(state, values)
         return result
 
-    def _flow_policies(self) -> list[iam.PolicyStatement]:
-        statements = [
-            # The ASL invokes the unqualified ARN: no version or alias wildcard.
-            iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[self.key_function.function_arn]),
-            iam.PolicyStatement(actions=list(FLOW_TABLE_ACTIONS), resources=[self.table.table_arn]),
-        ]
-        if self.table.encryption_key is not None:
-            # DynamoDB refuses every item call of a principal that may not use the table's key.
-            statements.append(
-                iam.PolicyStatement(
-                    actions=list(KMS_ITEM_ACTIONS), resources=[self.table.encryption_key.key_arn]
-                )
-            )
-        return statements
+
+def inline_step_statements(table: dynamodb.ITable, key_function: lambda_.IFunction) -> list[iam.PolicyStatement]:
+    """What every inline step calls: the key Lambda (unqualified ARN, as the ASL invokes it: no version
+    or alias wildcard) and the flow's four item operations on the table, plus the table's key if it
+    has one (DynamoDB refuses every item call of a principal that may not use it)."""
+    statements = [
+        iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[key_function.function_arn]),
+        iam.PolicyStatement(actions=list(FLOW_TABLE_ACTIONS), resources=[table.table_arn]),
+    ]
+    if table.encryption_key is not None:
+        statements.append(
+            iam.PolicyStatement(actions=list(KMS_ITEM_ACTIONS), resources=[table.encryption_key.key_arn])
+        )
+    return statements
 
 
 def _substituted(value: Any, values: Mapping[str, str]) -> Any:

@@ -1,4 +1,5 @@
-"""One CDK synth per test session: the service stack and a stack of three workflows sharing a table."""
+"""One CDK synth per test session: the service stack, a stack of three workflows sharing a table, and
+a user's stack with inline idempotent steps."""
 
 from __future__ import annotations
 
@@ -12,21 +13,26 @@ import pytest
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 from aws_cdk.assertions import Template
 from cdk_nag import AwsSolutionsChecks
 
+from sfn_idempotency.cdk import IdempotentStep
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable
 from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
 from sfn_idempotency.cdk.lambda_code import RUNTIME, handler_code
-from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
+from sfn_idempotency.cdk.nag import acknowledge_lambda_findings, acknowledge_state_machine_findings
 from sfn_idempotency.settings import example_settings
 from stacks.service_stack import IdempotencyServiceStack
 from tests.business_steps import SQS_SEND_STEP
 
 SERVICE_STACK = "SfnIdempotencyTest"
 SHARED_TABLE_STACK = "SharedTableTest"
+INLINE_STEP_STACK = "InlineStepTest"
+IN_PROGRESS = "IdempotencyAlreadyInProgressError"
 
 
 def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
@@ -72,11 +78,91 @@ def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
     return stack
 
 
+def _user_state_machine(
+    stack: cdk.Stack, name: str, chain: sfn.IChainable, workflow_type: sfn.StateMachineType
+) -> sfn.StateMachine:
+    """A state machine as a user would write it: logged and traced (cdk-nag asks for both)."""
+    machine = sfn.StateMachine(
+        stack,
+        name,
+        definition_body=sfn.DefinitionBody.from_chainable(chain),
+        state_machine_type=workflow_type,
+        tracing_enabled=True,
+        logs=sfn.LogOptions(destination=logs.LogGroup(stack, f"{name}Logs"), level=sfn.LogLevel.ERROR),
+    )
+    acknowledge_state_machine_findings(machine)
+    return machine
+
+
+def build_inline_step_stack(app: cdk.App) -> cdk.Stack:
+    """A user's own chains with one Task each made idempotent inline: a LambdaInvoke in a Standard
+    machine (Catch and Retry on the step), and an SQS send given as ASL in an Express machine."""
+    stack = cdk.Stack(app, INLINE_STEP_STACK)
+    table = IdempotencyTable(stack, "Records", removal_policy=cdk.RemovalPolicy.DESTROY).table
+    business = lambda_.Function(
+        stack,
+        "Business",
+        runtime=RUNTIME,
+        handler="place_order.handler.handler",
+        code=handler_code("place_order"),
+    )
+    acknowledge_lambda_findings(business)
+    invoke = tasks.LambdaInvoke(
+        stack,
+        "Invoke",
+        lambda_function=business,
+        payload=sfn.TaskInput.from_json_path_at("$.order"),
+        result_selector={"confirmation.$": "$.Payload"},
+        result_path="$.placed",
+    )
+    place = IdempotentStep(
+        stack, "PlaceOrder", task=invoke, table=table, key_prefix="orders", event_key_jmespath="order.orderId"
+    )
+    place.add_retry(errors=[IN_PROGRESS], interval=cdk.Duration.seconds(2), max_attempts=3, backoff_rate=2)
+    place.add_catch(sfn.Pass(stack, "Rejected"), errors=["InvalidOrderError"], result_path="$.rejection")
+    prepare = sfn.Pass(stack, "Prepare", parameters={"order.$": "$"})
+    standard = _user_state_machine(
+        stack, "Standard", prepare.next(place).next(sfn.Pass(stack, "Confirm")), sfn.StateMachineType.STANDARD
+    )
+    # CDK's LambdaInvoke grants the function's versions and aliases too (ARN:*): the user's Task's own
+    # rights, which the step passes on unchanged.
+    cdk.Validations.of(standard).acknowledge(
+        cdk.Acknowledgment(
+            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{stack.get_logical_id(business.node.default_child)}.Arn>:*]",
+            reason="CDK's LambdaInvoke grants the business function's versions and aliases.",
+        )
+    )
+    queue = sqs.Queue(stack, "Shipments", encryption=sqs.QueueEncryption.SQS_MANAGED, enforce_ssl=True)
+    cdk.Validations.of(queue).acknowledge(
+        cdk.Acknowledgment(
+            id="AwsSolutions::AwsSolutions-SQS3", reason="A synth fixture; no consumer, no DLQ."
+        )
+    )
+    ship = IdempotentStep(
+        stack,
+        "Ship",
+        task={
+            "Type": "Task",
+            "Resource": "arn:aws:states:::sqs:sendMessage",
+            "Parameters": {"QueueUrl": queue.queue_url, "MessageBody.$": "$"},
+            "ResultSelector": {"messageId.$": "$.MessageId"},
+            "TimeoutSeconds": 20,
+        },
+        task_policies=[iam.PolicyStatement(actions=["sqs:SendMessage"], resources=[queue.queue_arn])],
+        table=table,
+        key_prefix="shipments",
+        event_key_jmespath="shipmentId",
+    )
+    _user_state_machine(stack, "Express", ship, sfn.StateMachineType.EXPRESS)
+    return stack
+
+
 @dataclass(frozen=True)
 class Synthesized:
     assembly_dir: Path
     service: Template
     shared: Template
+    inline: Template
     validation_report: dict[str, Any]
 
     def asset_file(self, name: str) -> Path:
@@ -90,12 +176,14 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     app = cdk.App(outdir=str(outdir), context={"aws:cdk:enable-path-metadata": True})
     IdempotencyServiceStack(app, SERVICE_STACK, settings=example_settings({}))
     build_shared_table_stack(app)
+    build_inline_step_stack(app)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks(app))
     assembly = app.synth()  # raises when cdk-nag reports an unacknowledged finding
     return Synthesized(
         assembly_dir=outdir,
         service=Template.from_json(assembly.get_stack_by_name(SERVICE_STACK).template),
         shared=Template.from_json(assembly.get_stack_by_name(SHARED_TABLE_STACK).template),
+        inline=Template.from_json(assembly.get_stack_by_name(INLINE_STEP_STACK).template),
         validation_report=json.loads((outdir / "validation-report.json").read_text()),
     )
 

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency import inline_workflows
 from sfn_idempotency.definitions import placeholders, render, with_business_step
+from sfn_idempotency.settings import example_settings
 from sfn_idempotency.resources import IDEMPOTENCY_ASL, STATEMACHINES_DIR
 from tests import REPOSITORY_ROOT
 from tests.business_steps import SQS_SEND_STEP
@@ -30,7 +32,7 @@ REVIEWED_CFN_LINT_WARNINGS = {
 
 def dummy_value(placeholder: str) -> str:
     """A value of the right shape for each placeholder the ASL files use."""
-    if placeholder == "TableName":
+    if placeholder.endswith("TableName"):
         return "idempotency-table"
     if placeholder.endswith("StateMachineArn"):
         return f"arn:aws:states:us-east-1:123456789012:stateMachine:{placeholder}"
@@ -52,6 +54,13 @@ def every_definition() -> dict[str, str]:
         definitions[f"rendered-{path.name}"] = rendered(text)
     around_sqs = with_business_step(IDEMPOTENCY_ASL.read_text(encoding="utf-8"), SQS_SEND_STEP)
     definitions["rendered-idempotency-around-sqs.asl.json"] = rendered(around_sqs)
+    settings = example_settings({})
+    for name, wrapped in (
+        ("order-pipeline-inline", inline_workflows.order_pipeline(settings)),
+        ("sqs-batch", inline_workflows.sqs_batch(settings)),
+    ):
+        definitions[f"wrapped-{name}.asl.json"] = wrapped
+        definitions[f"rendered-wrapped-{name}.asl.json"] = rendered(wrapped)
     return definitions
 
 
@@ -68,7 +77,7 @@ def asl_validator(definitions: dict[str, str], folder: Path) -> subprocess.Compl
 
 def test_asl_validator_accepts_every_definition(tmp_path: Path):
     definitions = every_definition()
-    assert len(definitions) == 2 * len(list(STATEMACHINES_DIR.glob("*.asl.json"))) + 1
+    assert len(definitions) == 2 * len(list(STATEMACHINES_DIR.glob("*.asl.json"))) + 1 + 4
     result = asl_validator(definitions, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count("is valid") == len(definitions)
@@ -115,9 +124,14 @@ def cfn_lint(paths: list[Path]) -> list[dict[str, Any]]:
 def inlined_templates(synthesized: Synthesized, tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("inlined")
     paths = []
-    for name, template in (("service", synthesized.service), ("shared", synthesized.shared)):
+    for name, template in (
+        ("service", synthesized.service),
+        ("shared", synthesized.shared),
+        ("inline", synthesized.inline),
+    ):
         inlined, moved = inline_definitions(template.to_json(), synthesized.assembly_dir)
-        assert moved > 0, f"{name}: no definition was staged in S3; nothing was inlined"
+        # The inline stack's definitions are chains (DefinitionString already); the others' are files
+        assert moved > 0 or name == "inline", f"{name}: no definition was staged in S3; nothing was inlined"
         path = folder / f"{name}.template.json"
         path.write_text(json.dumps(inlined), encoding="utf-8")
         paths.append(path)

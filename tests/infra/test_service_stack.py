@@ -14,7 +14,6 @@ from sfn_idempotency.resources import (
     IDEMPOTENCY_ASL,
     ORDER_PLACED_PATTERN,
     ORDER_WORKFLOW_ASL,
-    SQS_BATCH_ASL,
 )
 from sfn_idempotency.settings import example_settings
 from tests.business_steps import SQS_SEND_STEP
@@ -330,16 +329,10 @@ def test_event_rule_reads_the_shared_pattern_and_retries_into_a_dead_letter_queu
     )
 
 
-@pytest.mark.parametrize(
-    ("path", "asl", "child"),
-    [
-        ("/OrderPipeline/", ORDER_WORKFLOW_ASL, "/OrderWorkflow/"),
-        ("/SqsBatch/", SQS_BATCH_ASL, "/OrderMessagesWorkflow/"),
-    ],
-)
-def test_nested_workflows_load_their_asl_and_get_the_rights_sync_needs(
-    synthesized: Synthesized, service: Template, path, asl, child
+def test_the_nested_pipeline_loads_its_asl_and_gets_the_rights_sync_needs(
+    synthesized: Synthesized, service: Template
 ):
+    path, asl, child = "/OrderPipeline/", ORDER_WORKFLOW_ASL, "/OrderWorkflow/"
     # Given the nesting state machine and its child
     machine = logical_id(service, "AWS::StepFunctions::StateMachine", f"{path}StateMachine/")
     child_machine = logical_id(service, "AWS::StepFunctions::StateMachine", f"{child}StateMachine/")
