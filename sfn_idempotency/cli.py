@@ -199,7 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=whole_seconds, metavar="SECONDS", help="default: the Task's TimeoutSeconds, else 60"
     )
     wrap_command.add_argument(
-        "--result-variable", metavar="NAME", help="the step's one workflow variable (default: idempotent_<STATE>)"
+        "--result-variable",
+        metavar="NAME",
+        help="the step's one workflow variable (default: idempotent_<STATE>)",
     )
 
     graph_command = commands.add_parser(

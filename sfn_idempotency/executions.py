@@ -55,7 +55,7 @@ def lambda_invocations(events: Iterable[dict[str, Any]], function_arn: str) -> i
 def _schedules(event: dict[str, Any], function_arn: str) -> bool:
     if event["type"] == "LambdaFunctionScheduled":
         return bool(event["lambdaFunctionScheduledEventDetails"]["resource"] == function_arn)
-    return (
+    return bool(
         event["type"] == "TaskScheduled"
         and event["taskScheduledEventDetails"]["resourceType"] == "lambda"
         and json.loads(event["taskScheduledEventDetails"]["parameters"]).get("FunctionName") == function_arn

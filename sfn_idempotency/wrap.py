@@ -277,7 +277,9 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
 def _flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
     """The idempotency flow with ``task`` as its business step and ``settings`` in its ComputeKey."""
     _, inner_retry = _split_retry(task.get("Retry", []))
-    business = {field: task[field] for field in ("Resource", "Parameters", "ResultSelector") if field in task}
+    business: dict[str, Any] = {
+        field: task[field] for field in ("Resource", "Parameters", "ResultSelector") if field in task
+    }
     try:
         flow: dict[str, Any] = json.loads(
             with_business_step(
@@ -442,7 +444,7 @@ def _enclosing_wrapped_step(document: dict[str, Any], state_name: str) -> str | 
                 continue
             inner = {n for nested in _state_machines(state["Branches"][0]) for n in nested["States"]}
             if state_name in inner:
-                return name
+                return str(name)
     return None
 
 

@@ -27,9 +27,9 @@ from sfn_idempotency.cdk import (
 )
 from sfn_idempotency.cdk.nag import acknowledge_dead_letter_queue_findings, acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
+from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH
 

@@ -87,7 +87,7 @@ class IdempotencySettings(BaseModel):
         default=None, alias="IDEMPOTENCY_LEASE_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS
     )
     max_claim_attempts: int = Field(default=3, alias="IDEMPOTENCY_MAX_CLAIM_ATTEMPTS", ge=1, le=10)
-    disabled: bool = Field(default=False, alias=DISABLED_VARIABLE)
+    disabled: bool = Field(default=False, alias="POWERTOOLS_IDEMPOTENCY_DISABLED")  # DISABLED_VARIABLE
 
     @field_validator("key_prefix")
     @classmethod
@@ -166,7 +166,9 @@ def payload_settings(settings: Any) -> IdempotencySettings:
     """The settings an inline step's ComputeKey payload carries (the same variable names), validated
     once per distinct value for the life of the Lambda environment."""
     if not isinstance(settings, dict) or not all(isinstance(v, str) for v in settings.values()):
-        raise ConfigurationError("invalid idempotency configuration: payload settings must map names to strings")
+        raise ConfigurationError(
+            "invalid idempotency configuration: payload settings must map names to strings"
+        )
     return _cached_settings(json.dumps(settings, sort_keys=True))
 
 

@@ -22,8 +22,8 @@ from sfn_idempotency.cdk.idempotent_step import (  # noqa: E402
     IdempotentStep,
     inline_step_statements,
 )
-from sfn_idempotency.cdk.inline_workflow import InlineWorkflow  # noqa: E402
 from sfn_idempotency.cdk.idempotent_workflow import ClaimRelease, IdempotentWorkflow  # noqa: E402
+from sfn_idempotency.cdk.inline_workflow import InlineWorkflow  # noqa: E402
 from sfn_idempotency.cdk.lambda_code import (  # noqa: E402
     POWERTOOLS_LAYER_VERSION,
     RUNTIME,
@@ -41,8 +41,8 @@ __all__ = [
     "IdempotencyKeyFunction",
     "IdempotencyTable",
     "IdempotentStep",
-    "InlineWorkflow",
     "IdempotentWorkflow",
+    "InlineWorkflow",
     "NestedWorkflow",
     "build_state_machine",
     "event_pattern",

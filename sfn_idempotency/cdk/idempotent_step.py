@@ -174,7 +174,11 @@ class IdempotentStep(sfn.StateMachineFragment):
         return [self._result]
 
     def add_catch(
-        self, handler: sfn.IChainable, *, errors: Sequence[str] = ("States.ALL",), result_path: str | None = None
+        self,
+        handler: sfn.IChainable,
+        *,
+        errors: Sequence[str] = ("States.ALL",),
+        result_path: str | None = None,
     ) -> IdempotentStep:
         """As ``Task.add_catch``; a ``States.Timeout`` of the business step arrives as
         BusinessStepTimeoutError (a state may not report ``States.*``), which is added for you."""
@@ -194,7 +198,7 @@ class IdempotentStep(sfn.StateMachineFragment):
         if isinstance(task, sfn.TaskStateBase):
             # Unresolved: its tokens (ARNs...) stay strings that the definition resolves at synth.
             rendered = dict(task.to_state_json())
-            policies = list(task._task_policies or [])  # noqa: SLF001 - the Task's documented rights
+            policies = list(task._task_policies or [])
         else:
             rendered, policies = dict(task), []
         if rendered.get("Catch"):
@@ -219,7 +223,9 @@ class IdempotentStep(sfn.StateMachineFragment):
         return result
 
 
-def inline_step_statements(table: dynamodb.ITable, key_function: lambda_.IFunction) -> list[iam.PolicyStatement]:
+def inline_step_statements(
+    table: dynamodb.ITable, key_function: lambda_.IFunction
+) -> list[iam.PolicyStatement]:
     """What every inline step calls: the key Lambda (unqualified ARN, as the ASL invokes it: no version
     or alias wildcard) and the flow's four item operations on the table, plus the table's key if it
     has one (DynamoDB refuses every item call of a principal that may not use it)."""

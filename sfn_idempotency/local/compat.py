@@ -78,10 +78,9 @@ import botocore.session
 from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
-from moto.stepfunctions.parser.utils import snake_to_camel_case
-
 from jsonata import Jsonata
 from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
+from moto.stepfunctions.parser.utils import snake_to_camel_case
 
 from sfn_idempotency.local.calls import CallInterceptor
 

@@ -87,7 +87,9 @@ class IdempotentService:
         if inline:
             if business_step is not None:
                 raise EngineError("an inline service runs a business Lambda, not business_step")
-            definition = wrap_state(inline_machine(settings.timeout_seconds), INLINE_STEP, **step_fields(settings))
+            definition = wrap_state(
+                inline_machine(settings.timeout_seconds), INLINE_STEP, **step_fields(settings)
+            )
             # The wrapped step's own settings: the lease its flow needs, as wrap_state computed it; the
             # key Lambda's environment keeps only Powertools' switch (disabled) for inline steps.
             step = settings_of_step(definition, INLINE_STEP)

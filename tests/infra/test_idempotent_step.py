@@ -54,7 +54,8 @@ def test_the_step_is_the_parallel_and_result_wrap_state_makes_with_its_nulls(syn
         "Confirm",
     )
     # And the nulls of ASL survived the trip through jsii (ResultPath null keeps the input)
-    assert "ResultPath" in parallel and parallel["ResultPath"] is None
+    assert "ResultPath" in parallel
+    assert parallel["ResultPath"] is None
     assert result["Assign"] == {"idempotent_PlaceOrder": None}
     branch = parallel["Branches"][0]["States"]
     assert branch["PlaceOrder.Claim"]["ResultPath"] is None

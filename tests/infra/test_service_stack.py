@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from aws_cdk.assertions import Match, Template
 
 from sfn_idempotency.definitions import PLACEHOLDER, placeholders, with_lease

@@ -227,7 +227,9 @@ def test_every_child_failure_ends_in_a_named_outcome(
 @pytest.fixture
 def inline_pipeline(idempotent_service: IdempotentService) -> str:
     settings = idempotent_service.settings
-    return idempotent_service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline")
+    return idempotent_service.deploy_inline(
+        inline_workflows.order_pipeline(settings), "order-pipeline-inline"
+    )
 
 
 def test_the_inline_pipeline_places_once_and_notifies_the_same_order(
@@ -241,8 +243,12 @@ def test_the_inline_pipeline_places_once_and_notifies_the_same_order(
     # the pipeline's own execution (no child)
     assert first.status == second.status == "SUCCEEDED", (first.error, first.cause)
     assert second.output_json == first.output_json
-    assert first.output["notification"] == f"Order o-nested is placed as {first.output['order']['placedOrderId']}."
-    assert first.states[:3] == ["Prepare", "Validate", "PlaceOrder"] and first.states[-1] == "Notify"
+    assert (
+        first.output["notification"]
+        == f"Order o-nested is placed as {first.output['order']['placedOrderId']}."
+    )
+    assert first.states[:3] == ["Prepare", "Validate", "PlaceOrder"]
+    assert first.states[-1] == "Notify"
     assert "PlaceOrder.Replay" in second.states
     assert idempotent_service.business_runs == 1
     assert idempotent_service.cloud.executions(idempotent_service.state_machine_arn) == []

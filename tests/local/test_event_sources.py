@@ -159,14 +159,22 @@ def test_sqs_batch_places_a_duplicated_order_once_and_reports_failed_records(
             {"itemIdentifier": "m4", "error": "IdempotencyKeyError"},
         ]
     }
-    ends = [state for state in result.states if state.split(".")[-1] in ("Complete", "Replay", "BusinessFailed")]
-    assert ends == ["PlaceOrder.Complete", "PlaceOrder.Replay", "PlaceOrder.BusinessFailed", "PlaceOrder.Complete"]
+    ends = [
+        state for state in result.states if state.split(".")[-1] in ("Complete", "Replay", "BusinessFailed")
+    ]
+    assert ends == [
+        "PlaceOrder.Complete",
+        "PlaceOrder.Replay",
+        "PlaceOrder.BusinessFailed",
+        "PlaceOrder.Complete",
+    ]
     assert idempotent_service.business_runs == 3  # a once, b (failed) once, c once
 
     # And the records are the direct workflow's: it replays what the batch placed
     direct = idempotent_service.run({"orderId": "a", "amount": 1})
     assert idempotent_service.flow_states(direct)[-1] == "Replay"
-    assert direct.output["orderId"] == "a" and direct.output["status"] == "PLACED"
+    assert direct.output["orderId"] == "a"
+    assert direct.output["status"] == "PLACED"
 
 
 def test_a_batch_near_the_input_limit_reports_its_failures_within_the_state_limit(

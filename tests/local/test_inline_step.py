@@ -312,7 +312,8 @@ def test_two_wrapped_steps_keep_their_own_records(local_cloud, workflow_type):
     assert second.output_json == first.output_json
     assert workflow.business_runs == 2
     assert sorted(record["id"].split("#")[0] for record in workflow.records()) == ["orders", "reservations"]
-    assert "Reserve.Replay" in second.states and "PlaceOrder.Replay" in second.states
+    assert "Reserve.Replay" in second.states
+    assert "PlaceOrder.Replay" in second.states
 
 
 def test_a_step_in_a_map_is_keyed_per_item(local_cloud, workflow_type):

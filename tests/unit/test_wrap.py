@@ -64,11 +64,15 @@ def wrapped(
     definition: dict[str, Any] | None = None, state: str = "PlaceOrder", **settings: Any
 ) -> dict[str, Any]:
     settings.setdefault("key_prefix", "orders")
-    return json.loads(wrap_state(json.dumps(definition or user_definition()), state, **settings))
+    document: dict[str, Any] = json.loads(
+        wrap_state(json.dumps(definition or user_definition()), state, **settings)
+    )
+    return document
 
 
 def flow_states() -> dict[str, Any]:
-    return json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"]
+    states: dict[str, Any] = json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"]
+    return states
 
 
 def test_the_task_becomes_a_parallel_and_a_result_pass_in_its_place():
@@ -80,7 +84,8 @@ def test_the_task_becomes_a_parallel_and_a_result_pass_in_its_place():
     assert list(states) == ["Prepare", "PlaceOrder", "PlaceOrder.Result", "Confirm", "Rejected"]
     assert states["Prepare"]["Next"] == "PlaceOrder"
     parallel, result = states["PlaceOrder"], states["PlaceOrder.Result"]
-    assert parallel["Type"] == "Parallel" and parallel["Next"] == "PlaceOrder.Result"
+    assert parallel["Type"] == "Parallel"
+    assert parallel["Next"] == "PlaceOrder.Result"
     assert result["Next"] == "Confirm"
     # The branch's one output travels in one variable, cleared by the state that reads it
     assert parallel["ResultPath"] is None
@@ -120,7 +125,8 @@ def test_the_business_state_is_the_task_seeing_what_the_task_saw():
         assert business["Resource"] == PLACE_ORDER["Resource"]
         assert business["Parameters"] == PLACE_ORDER["Parameters"]
         assert business["InputPath"] == "$.event"
-        assert business["TimeoutSeconds"] == 20 and "TimeoutSecondsPath" not in business
+        assert business["TimeoutSeconds"] == 20
+        assert "TimeoutSecondsPath" not in business
         # And retries the business call only on the Task's own errors (not the idempotency ones)
         assert business["Retry"] == [
             {"ErrorEquals": ["Lambda.TooManyRequestsException"], "MaxAttempts": 2},
@@ -184,7 +190,8 @@ def test_the_wrapped_definition_needs_the_two_shared_placeholders_and_its_own():
 def test_a_task_that_ends_the_machine_still_ends_it():
     definition = user_definition(Next=..., End=True)
     states = wrapped(definition)["States"]
-    assert states["PlaceOrder.Result"]["End"] is True and "Next" not in states["PlaceOrder.Result"]
+    assert states["PlaceOrder.Result"]["End"] is True
+    assert "Next" not in states["PlaceOrder.Result"]
 
 
 def test_two_steps_with_their_own_prefixes_do_not_collide():
