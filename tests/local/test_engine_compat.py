@@ -558,3 +558,75 @@ def test_start_sync_execution_refuses_input_that_is_not_json(local_cloud: LocalC
     machine = express_machine(local_cloud, {"Done": {"Type": "Pass", "End": True}}, "Done")
     with pytest.raises(local_cloud.sfn.exceptions.InvalidExecutionInput):
         local_cloud.sfn.start_sync_execution(stateMachineArn=machine, input="{not json")
+
+
+# -- fix 15: workflow variables (and JSONata expressions) ------------------------------------------
+def run_definition(local_cloud: LocalCloud, states: dict[str, Any], execution_input: Any) -> Any:
+    definition = json.dumps({"StartAt": next(iter(states)), "States": states})
+    name = f"variables-{len(local_cloud.sfn.list_state_machines()['stateMachines'])}"
+    return local_cloud.run(local_cloud.create_state_machine(name, definition, {}), execution_input)
+
+
+def test_variables_assigned_in_one_state_are_read_by_later_ones(local_cloud: LocalCloud):
+    # AWS: a JSONPath state reads a variable in any path field but ResultPath; Pass's `$` in Assign
+    # is its result; an Assign's expressions see the values at state entry
+    states = {
+        "Keep": {"Type": "Pass", "Assign": {"kept.$": "$.a", "count": 1}, "Next": "Read"},
+        "Read": {
+            "Type": "Pass",
+            "InputPath": "$kept",
+            "Parameters": {"first.$": "$[0]", "count.$": "$count", "sum.$": "States.MathAdd($count, 41)"},
+            "Assign": {"count": 2, "before.$": "$count"},
+            "ResultPath": "$.read",
+            "Next": "After",
+        },
+        "After": {
+            "Type": "Pass",
+            "Parameters": {"count.$": "$count", "before.$": "$before"},
+            "ResultPath": "$.after",
+            "End": True,
+        },
+    }
+
+    result = run_definition(local_cloud, states, {"a": [7, 8]})
+
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output == {
+        "a": [7, 8],
+        "read": {"first": 7, "count": 1, "sum": 42},
+        "after": {"count": 2, "before": 1},
+    }
+
+
+def test_variables_of_a_parallel_branch_read_the_outer_scope_and_end_with_it(local_cloud: LocalCloud):
+    # AWS: a branch reads outer variables; what it assigns goes out of scope when the Parallel ends;
+    # the Parallel's own Assign sees its result as `$`
+    states = {
+        "Outer": {"Type": "Pass", "Assign": {"outer": "o"}, "Next": "Branching"},
+        "Branching": {
+            "Type": "Parallel",
+            "Branches": [
+                {
+                    "StartAt": "Inner",
+                    "States": {
+                        "Inner": {"Type": "Pass", "Assign": {"inner": "i"}, "Next": "UseBoth"},
+                        "UseBoth": {
+                            "Type": "Pass",
+                            "Parameters": {"o.$": "$outer", "i.$": "$inner"},
+                            "End": True,
+                        },
+                    },
+                }
+            ],
+            "Assign": {"fromBranch.$": "$[0]"},
+            "ResultPath": None,
+            "Next": "Later",
+        },
+        "Later": {"Type": "Pass", "InputPath": "$fromBranch", "End": True},
+    }
+    assert run_definition(local_cloud, states, {}).output == {"o": "o", "i": "i"}
+
+    # And a later state does not see the branch's own variable: it went out of scope (read as null
+    # here, as LocalStack's evaluator reads an unknown variable; what AWS answers is unverified, L15)
+    states["Later"] = {"Type": "Pass", "Parameters": {"o.$": "$outer", "i.$": "$inner"}, "End": True}
+    assert run_definition(local_cloud, states, {}).output == {"o": "o", "i": None}
