@@ -29,8 +29,10 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from bench.pricing import PRICES_AS_OF, REGION, cost_per_million
+from sfn_idempotency import inline_workflows
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
+from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 
 RESULTS_DIR = Path(__file__).parent / "results"
 TARGETS = {"first run": (5, 2), "replay": (6, 2)}  # (state transitions, DynamoDB requests) at most
@@ -103,6 +105,58 @@ def path_costs(cloud: LocalCloud) -> list[PathCost]:
     gate.set()
     cloud.wait(holder)
     return costs
+
+
+@dataclass
+class EmbeddingCost:
+    """The order pipeline, one way of embedding the idempotent step, on one path."""
+
+    variant: str
+    path: str
+    transitions: int  # parent and child together
+    dynamodb: dict[str, int]
+    lambdas: int
+    latency_ms: list[float]
+    express: bool
+
+
+def embedding_costs(cloud: LocalCloud, samples: int) -> list[EmbeddingCost]:
+    """The order pipeline nesting the standalone workflow (.sync:2) vs the same pipeline with its
+    PlaceOrder wrapped inline, as Standard and Express: first runs of fresh orders, then replays."""
+    service = IdempotentService(cloud, name="embedding")
+    inline = inline_workflows.order_pipeline(service.settings)
+    nested_arn = service.nest_in(ORDER_WORKFLOW_ASL, "pipeline-nested")
+    variants: list[tuple[str, Callable[[Any], ExecutionResult], bool]] = [
+        ("nested (.sync:2), Standard", functools.partial(cloud.run, nested_arn), False),
+        (
+            "inline, Standard",
+            functools.partial(cloud.run, service.deploy_inline(inline, "pipeline-std", workflow_type="STANDARD")),
+            False,
+        ),
+        ("inline, Express", functools.partial(cloud.run_sync, service.deploy_inline(inline, "pipeline-exp")), True),
+    ]
+    costs = []
+    for number, (variant, run, express) in enumerate(variants):
+        orders = [{"orderId": f"embed-{number}-{i}", "amount": 1} for i in range(samples)]
+        for path in ("first run", "replay"):
+            timings, last = [], None
+            for order in orders:
+                started = time.perf_counter()
+                last = measured(cloud, functools.partial(run, order))
+                timings.append((time.perf_counter() - started) * 1000)
+            assert last is not None
+            result, dynamodb, lambdas = last
+            assert result.status == "SUCCEEDED", (variant, result.error, result.cause)
+            child = _child_states(cloud, service) if variant.startswith("nested") else []
+            costs.append(
+                EmbeddingCost(variant, path, len(result.states) + len(child), dynamodb, lambdas, timings, express)
+            )
+    return costs
+
+
+def _child_states(cloud: LocalCloud, service: IdempotentService) -> list[str]:
+    """The states of the nested workflow's newest execution (the one the pipeline just ran)."""
+    return cloud.wait(cloud.executions(service.state_machine_arn)[-1]).states
 
 
 def latencies(cloud: LocalCloud, state_machine_arn: str, events: list[Any]) -> list[float]:
@@ -222,6 +276,7 @@ def percentile(samples: list[float], fraction: float) -> float:
 
 def render(
     costs: list[PathCost],
+    embedding: list[EmbeddingCost],
     latency: dict[str, list[float]],
     rates: dict[str, float],
     storms: list[Storm],
@@ -258,6 +313,27 @@ def render(
         f"Prices: {REGION} list prices written down on {PRICES_AS_OF} (bench/pricing.py): Step Functions Standard "
         "$0.025 per 1,000 transitions; DynamoDB on-demand $0.625 per million writes, $0.125 per million reads; "
         "Lambda $0.20 per million requests plus ~10 ms at 256 MB.",
+        "",
+        "## Nested vs inline (the order pipeline)",
+        "",
+        "| embedding | path | state transitions (parent + child) | DynamoDB requests | Lambda invocations "
+        "| local latency, median / p95 (ms) | $ per million (SFN + DynamoDB + Lambda) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for e in embedding:
+        usd = cost_per_million(e.transitions, e.dynamodb, e.lambdas, express=e.express)
+        lines.append(
+            f"| {e.variant} | {e.path} | {e.transitions} | {sum(e.dynamodb.values())} | {e.lambdas} | "
+            f"{statistics.median(e.latency_ms):.1f} / {percentile(e.latency_ms, 0.95):.1f} | "
+            f"${usd['stepfunctions']:.2f} + ${usd['dynamodb']:.2f} + ${usd['lambda']:.2f} = "
+            f"**${sum(usd.values()):.2f}** |"
+        )
+    lines += [
+        "",
+        "Express: $1.00 per million executions plus duration at $0.00001667 per GB-second, assumed "
+        "200 ms in one 64 MB chunk (bench/pricing.py); it pays no state transitions, and cannot nest "
+        "with .sync. Latency: start to answer as the caller sees it (StartExecution and waiting, or "
+        "StartSyncExecution), on the local engine.",
         "",
         "## Latency (execution start to stop, ms)",
         "",
@@ -330,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     with LocalCloud(retry_wait_scale=0) as cloud:
         costs = path_costs(cloud)
         latency = latency_comparison(cloud, arguments.samples)
+    with LocalCloud(retry_wait_scale=0) as cloud:
+        embedding = embedding_costs(cloud, arguments.samples // 2)
     # Each throughput point on a fresh engine: moto looks executions up by scanning them all, so
     # an engine that already ran thousands would measure moto's bookkeeping, not this workflow.
     rates: dict[str, float] = {}
@@ -341,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
             rates[label] = throughput(service, concurrency, arguments.executions)
     RESULTS_DIR.mkdir(exist_ok=True)
     storms = [storm(concurrency, STORM_KEYS) for concurrency in arguments.storms]
-    report = render(costs, latency, rates, storms, time.perf_counter() - started)
+    report = render(costs, embedding, latency, rates, storms, time.perf_counter() - started)
     (RESULTS_DIR / "results.md").write_text(report, encoding="utf-8")
     chart(latency, RESULTS_DIR / "latency.png")
     print(report)

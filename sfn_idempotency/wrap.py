@@ -164,6 +164,7 @@ def step_settings(
 ) -> StepSettings:
     """The validated settings of one wrapped step (ConfigurationError names the variable), with the
     lease its flow needs."""
+    _refuse_unsupported_fields(state_name, task)
     task_timeout = task.get("TimeoutSeconds")
     if timeout_seconds is not None and task_timeout is not None and timeout_seconds != task_timeout:
         raise WrapError(
@@ -228,8 +229,8 @@ def default_result_variable(state_name: str) -> str:
 
 
 def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> dict[str, dict[str, Any]]:
-    """The two states that replace the Task ``state_name`` (see the module's docstring)."""
-    _refuse_unsupported_fields(state_name, task)
+    """The two states that replace the Task ``state_name`` (see the module's docstring), for the
+    ``step`` that step_settings validated."""
     outer_retry, _ = _split_retry(task.get("Retry", []))
     flow = _flow(task, step.settings)
     names = {name: f"{state_name}{SEPARATOR}{name}" for name in flow["States"]}

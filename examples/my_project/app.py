@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""A user's CDK app: their own Lambda made idempotent with sfn_idempotency.cdk.IdempotentWorkflow."""
+"""A user's CDK app: their own Lambda made idempotent with sfn_idempotency.cdk.IdempotentWorkflow,
+and the same Lambda as one idempotent step of their own Express chain (IdempotentStep)."""
 
 from pathlib import Path
 
 import aws_cdk as cdk
 from aws_cdk import Duration
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk import aws_stepfunctions_tasks as tasks
 from constructs import Construct
 
-from sfn_idempotency.cdk import RUNTIME, IdempotentWorkflow
+from sfn_idempotency.cdk import RUNTIME, IdempotentStep, IdempotentWorkflow
 
 FUNCTIONS_DIR = Path(__file__).resolve().parent / "functions"
 CHARGE_TIMEOUT = Duration.seconds(20)
@@ -25,13 +28,31 @@ class PaymentsStack(cdk.Stack):
             code=lambda_.Code.from_asset(str(FUNCTIONS_DIR), exclude=["**/__pycache__"]),
             timeout=CHARGE_TIMEOUT,
         )
-        IdempotentWorkflow(
+        payments = IdempotentWorkflow(
             self,
             "Payments",
             business_function=charge,
             key_prefix="payments",
             event_key_jmespath="paymentId",
             business_timeout=CHARGE_TIMEOUT,
+        )
+        # My own checkout chain, Express: only its Charge step runs once per paymentId.
+        step = IdempotentStep(
+            self,
+            "ChargeStep",
+            state_name="Charge",
+            task=tasks.LambdaInvoke(self, "InvokeCharge", lambda_function=charge, payload_response_only=True),
+            table=payments.table,
+            key_prefix="checkout",
+            event_key_jmespath="paymentId",
+            timeout=CHARGE_TIMEOUT,
+        )
+        step.add_retry(errors=["IdempotencyAlreadyInProgressError"], interval=Duration.seconds(2))
+        sfn.StateMachine(
+            self,
+            "Checkout",
+            definition_body=sfn.DefinitionBody.from_chainable(step.next(sfn.Succeed(self, "Done"))),
+            state_machine_type=sfn.StateMachineType.EXPRESS,
         )
 
 

@@ -60,6 +60,9 @@ def test_the_users_cdk_app_synthesizes_with_the_key_lambda_asset(
         r for r in template["Resources"].values() if r["Type"] == "AWS::StepFunctions::StateMachine"
     ]
     assert state_machines, "the workflow's state machine is in the template"
+    # And the checkout chain is an Express machine with the Charge step wrapped inline
+    (checkout,) = [r for r in state_machines if "Charge.ComputeKey" in json.dumps(r["Properties"])]
+    assert checkout["Properties"]["StateMachineType"] == "EXPRESS"
 
 
 def test_the_users_tests_run_on_the_plugin_fixtures(user_env: UserEnvironment) -> None:
@@ -67,7 +70,7 @@ def test_the_users_tests_run_on_the_plugin_fixtures(user_env: UserEnvironment) -
     result = user_env.run([user_env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], check=False)
     # Then it passes
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 passed" in result.stdout
+    assert "4 passed" in result.stdout
 
 
 def test_demo_runs_from_the_installed_console_script(user_env: UserEnvironment) -> None:

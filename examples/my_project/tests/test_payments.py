@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from sfn_idempotency.testing import IdempotentService, LocalCloud, load_settings
+from sfn_idempotency.wrap import wrap_state
 
 PROJECT = Path(__file__).resolve().parent.parent
 PAYMENT = {"paymentId": "p-1", "amount": 12}
@@ -55,3 +56,27 @@ def test_my_lambda_runs_once_per_payment(local_cloud: LocalCloud) -> None:
     (record,) = service.records()
     assert record["status"] == "COMPLETED"
     assert record["id"] == service.key_for(PAYMENT)
+
+
+def test_my_charge_step_inline_in_my_express_machine_runs_once(local_cloud: LocalCloud) -> None:
+    # Given my own ASL with its Charge step wrapped inline, as an Express machine
+    charge = local_cloud.add_function("charge", "charge.handler.handler", code_dir=PROJECT / "functions")
+    definition = wrap_state(
+        (PROJECT / "statemachines" / "payment.asl.json").read_text(encoding="utf-8"),
+        "Charge",
+        key_prefix="checkout",
+        event_key_jmespath="paymentId",
+    )
+    machine = local_cloud.create_state_machine(
+        "checkout",
+        definition,
+        {**local_cloud.idempotency_substitutions(), "ChargeFunctionArn": charge.arn},
+        workflow_type="EXPRESS",
+    )
+    # When the same payment goes through it twice, synchronously
+    first, again = local_cloud.run_sync(machine, PAYMENT), local_cloud.run_sync(machine, PAYMENT)
+    # Then my machine's output is identical and the card was charged once
+    assert first.status == again.status == "SUCCEEDED"
+    assert again.output_json == first.output_json
+    assert "Charge.Replay" in again.states
+    assert local_cloud.lambdas.invocations("charge") == 1
