@@ -91,25 +91,16 @@ class StepSettings:
     result_variable: str
 
 
-def wrap_state(
-    definition: str,
-    state_name: str,
-    *,
-    key_prefix: str,
-    event_key_jmespath: str = "",
-    payload_validation_jmespath: str = "",
-    expires_after_seconds: int = 3600,
-    hash_function: str = "md5",
-    raise_on_no_key: bool = False,
-    timeout_seconds: int | None = None,
-    result_variable: str | None = None,
-) -> str:
+def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
     """``definition`` (ASL, JSONPath) with its Task ``state_name`` made idempotent inline.
 
-    The result has the placeholders ``${IdempotencyKeyFunctionArn}`` and ``${IdempotencyTableName}``
-    besides the definition's own. ``timeout_seconds`` defaults to the Task's ``TimeoutSeconds``
-    (else 60); ``result_variable`` (the one workflow variable the step uses, cleared on the way out)
-    defaults to ``idempotent_<state name>``. Raises :class:`WrapError` with one clear reason.
+    ``settings`` are :func:`step_settings`' keyword arguments: ``key_prefix`` (required),
+    ``event_key_jmespath``, ``payload_validation_jmespath``, ``expires_after_seconds``,
+    ``hash_function``, ``raise_on_no_key``, ``timeout_seconds`` (default: the Task's
+    ``TimeoutSeconds``, else 60) and ``result_variable`` (the one workflow variable the step uses,
+    cleared on the way out; default ``idempotent_<state name>``). The result has the placeholders
+    ``${IdempotencyKeyFunctionArn}`` and ``${IdempotencyTableName}`` besides the definition's own.
+    Raises :class:`WrapError` with one clear reason.
     """
     document = _parse(definition)
     if _query_language(document) == "JSONata":
@@ -127,18 +118,10 @@ def wrap_state(
         raise WrapError(f"state {state_name!r} belongs to the already wrapped step {enclosing!r}")
     if task.get("Type") != "Task":
         raise WrapError(f"state {state_name!r} is a {task.get('Type')}, not a Task")
-    step = step_settings(
-        task,
-        state_name,
-        key_prefix=key_prefix,
-        event_key_jmespath=event_key_jmespath,
-        payload_validation_jmespath=payload_validation_jmespath,
-        expires_after_seconds=expires_after_seconds,
-        hash_function=hash_function,
-        raise_on_no_key=raise_on_no_key,
-        timeout_seconds=timeout_seconds,
-        result_variable=result_variable,
-    )
+    try:
+        step = step_settings(task, state_name, **settings)
+    except TypeError as error:  # a misspelt or missing setting
+        raise WrapError(f"wrap_state: {error}") from None
     _refuse_collisions(document, state_name, step)
     replacement = inline_states(state_name, task, step)
     position = list(states).index(state_name)

@@ -35,6 +35,18 @@ INLINE_STEP_STACK = "InlineStepTest"
 IN_PROGRESS = "IdempotencyAlreadyInProgressError"
 
 
+def place_order_function(stack: cdk.Stack) -> lambda_.Function:
+    function = lambda_.Function(
+        stack,
+        "Business",
+        runtime=RUNTIME,
+        handler="place_order.handler.handler",
+        code=handler_code("place_order"),
+    )
+    acknowledge_lambda_findings(function)
+    return function
+
+
 def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
     """Three workflows on one customer-managed-key table: a Lambda one, an Express one, an SQS one."""
     stack = cdk.Stack(app, SHARED_TABLE_STACK)
@@ -42,14 +54,7 @@ def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
     table = IdempotencyTable(
         stack, "Shared", removal_policy=cdk.RemovalPolicy.DESTROY, encryption_key=key
     ).table
-    business = lambda_.Function(
-        stack,
-        "Business",
-        runtime=RUNTIME,
-        handler="place_order.handler.handler",
-        code=handler_code("place_order"),
-    )
-    acknowledge_lambda_findings(business)
+    business = place_order_function(stack)
     IdempotentWorkflow(stack, "Payments", business_function=business, key_prefix="payments", table=table)
     orders = sqs.Queue(stack, "Orders", encryption=sqs.QueueEncryption.SQS_MANAGED, enforce_ssl=True)
     cdk.Validations.of(orders).acknowledge(
@@ -99,14 +104,7 @@ def build_inline_step_stack(app: cdk.App) -> cdk.Stack:
     machine (Catch and Retry on the step), and an SQS send given as ASL in an Express machine."""
     stack = cdk.Stack(app, INLINE_STEP_STACK)
     table = IdempotencyTable(stack, "Records", removal_policy=cdk.RemovalPolicy.DESTROY).table
-    business = lambda_.Function(
-        stack,
-        "Business",
-        runtime=RUNTIME,
-        handler="place_order.handler.handler",
-        code=handler_code("place_order"),
-    )
-    acknowledge_lambda_findings(business)
+    business = place_order_function(stack)
     invoke = tasks.LambdaInvoke(
         stack,
         "Invoke",

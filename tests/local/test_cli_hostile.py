@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from sfn_idempotency import cli
 from tests.servers import free_port
 
 CLOSED_ENDPOINT = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+WRAPPABLE = Path(__file__).parent / "wrappable.asl.json"
 
 
 def files(folder: Path) -> dict[str, Path]:
@@ -72,6 +74,16 @@ def commands(hostile_files: dict[str, Path]) -> st.SearchStrategy[list[str]]:
         st.builds(
             lambda a: ["graph", "--asl", a], st.sampled_from([str(p) for p in hostile_files.values()]) | texts
         ),
+        st.builds(
+            lambda d, s, k: ["wrap", d, "--state", s, "--key-prefix", k],
+            st.sampled_from([str(p) for p in hostile_files.values()] + ["/nonexistent.asl.json"]) | texts,
+            texts,
+            texts,
+        ),
+        st.builds(
+            lambda t: ["wrap", str(WRAPPABLE), "--state", "Place", "--key-prefix", "p", "--timeout", t],
+            texts.filter(lambda t: not t.strip().isdigit() or int(t) < 1),
+        ),
     )
 
 
@@ -119,3 +131,36 @@ def test_a_binary_input_file_is_bad_input(hostile_files: dict[str, Path]):
     )
     assert code == 2
     assert "is not UTF-8 text" in stderr
+
+
+def test_wrap_prints_a_definition_that_wraps_the_task(tmp_path: Path):
+    # When the command wraps the Task of a definition file
+    stdout = io.StringIO()
+    with contextlib.redirect_stdout(stdout):
+        code = cli.main(
+            ["wrap", str(WRAPPABLE), "--state", "Place", "--key-prefix", "orders", "--timeout", "15"]
+        )
+
+    # Then it prints the wrapped definition: the Parallel and its Result, the settings in ComputeKey
+    assert code == 0
+    states = json.loads(stdout.getvalue())["States"]
+    assert list(states) == ["Place", "Place.Result"]
+    compute_key = states["Place"]["Branches"][0]["States"]["Place.ComputeKey"]
+    assert compute_key["Parameters"]["Payload"]["settings"]["IDEMPOTENCY_TIMEOUT_SECONDS"] == "15"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--state", "Nope", "--key-prefix", "p"], "no state named 'Nope'"),
+        (["--state", "Place", "--key-prefix", "p", "--hash-function", "x"], "IDEMPOTENCY_HASH_FUNCTION"),
+        (
+            ["--state", "Place", "--key-prefix", "p", "--expires-after", "10"],
+            "IDEMPOTENCY_EXPIRES_AFTER_SECONDS",
+        ),
+    ],
+)
+def test_wrap_refuses_what_it_cannot_wrap_in_one_line(argv: list[str], message: str):
+    code, stderr = run(["wrap", str(WRAPPABLE), *argv])
+    assert (code, stderr.count("\n")) == (2, 1), stderr
+    assert message in stderr

@@ -320,3 +320,10 @@ def test_a_definition_that_is_not_asl_is_refused():
         wrap_state("{", "PlaceOrder", key_prefix="orders")
     with pytest.raises(WrapError, match="no States object"):
         wrap_state("[]", "PlaceOrder", key_prefix="orders")
+
+
+def test_a_misspelt_or_missing_setting_is_refused():
+    with pytest.raises(WrapError, match="unexpected keyword argument 'key_prefx'"):
+        wrap_state(json.dumps(user_definition()), "PlaceOrder", key_prefix="a", key_prefx="b")
+    with pytest.raises(WrapError, match="missing 1 required keyword-only argument: 'key_prefix'"):
+        wrap_state(json.dumps(user_definition()), "PlaceOrder")
