@@ -130,10 +130,16 @@ def embedding_costs(cloud: LocalCloud, samples: int) -> list[EmbeddingCost]:
         ("nested (.sync:2), Standard", functools.partial(cloud.run, nested_arn), False),
         (
             "inline, Standard",
-            functools.partial(cloud.run, service.deploy_inline(inline, "pipeline-std", workflow_type="STANDARD")),
+            functools.partial(
+                cloud.run, service.deploy_inline(inline, "pipeline-std", workflow_type="STANDARD")
+            ),
             False,
         ),
-        ("inline, Express", functools.partial(cloud.run_sync, service.deploy_inline(inline, "pipeline-exp")), True),
+        (
+            "inline, Express",
+            functools.partial(cloud.run_sync, service.deploy_inline(inline, "pipeline-exp")),
+            True,
+        ),
     ]
     costs = []
     for number, (variant, run, express) in enumerate(variants):
@@ -149,7 +155,9 @@ def embedding_costs(cloud: LocalCloud, samples: int) -> list[EmbeddingCost]:
             assert result.status == "SUCCEEDED", (variant, result.error, result.cause)
             child = _child_states(cloud, service) if variant.startswith("nested") else []
             costs.append(
-                EmbeddingCost(variant, path, len(result.states) + len(child), dynamodb, lambdas, timings, express)
+                EmbeddingCost(
+                    variant, path, len(result.states) + len(child), dynamodb, lambdas, timings, express
+                )
             )
     return costs
 
