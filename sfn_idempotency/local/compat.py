@@ -49,11 +49,15 @@ change no behaviour).
     with status, output or error and cause; a Standard workflow is refused
     (StateMachineTypeNotSupported). moto has no such operation: we add it to the parser backend and
     the Step Functions responses, and route the ``sync-states`` host to them.
-15. [L15] JSONata and workflow variables: moto evaluates every JSONata expression, and every variable
-    reference of a JSONPath state (``$name`` in Parameters, InputPath, Choice...), through a JSONata
-    evaluator that is a stub (LocalStack's JVM bridge, not wired): any variable read failed with
-    ``States.Runtime``. We evaluate with jsonata-python, a port of the same jsonata-java; an
-    expression that fails raises moto's own JSONataException, as the bridge would.
+15. [L15, L16] JSONata and workflow variables: moto evaluates every JSONata expression, and every
+    variable reference of a JSONPath state (``$name`` in Parameters, InputPath, Choice...), through
+    a JSONata evaluator that is a stub (LocalStack's JVM bridge, not wired): any JSONata machine,
+    and any variable read, failed with ``States.Runtime``. We evaluate with jsonata-python, a port
+    of the same jsonata-java, plus the functions Step Functions adds (sfn_idempotency.local.stepfunctions_jsonata:
+    moto declared $hash and $uuid as stubs and $random without a seed; $eval is refused as AWS
+    refuses it). An expression that fails to evaluate fails its JSONata state with
+    ``States.QueryEvaluationError`` as on AWS (moto: ``States.Runtime``), and a string value is
+    escaped when moto hands variables and ``$states`` to the evaluator (a quote broke it).
 """
 
 from __future__ import annotations
@@ -78,10 +82,10 @@ import botocore.session
 from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
-from jsonata import Jsonata
 from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
+from sfn_idempotency.local import stepfunctions_jsonata
 from sfn_idempotency.local.calls import CallInterceptor
 
 # The moto releases the fixes were written and tested against; keep equal to pyproject's [local] pin.
@@ -111,6 +115,9 @@ _SYNC_EXECUTIONS_KEPT = 256  # for LocalCloud.run_sync's history; AWS keeps none
 # most; the Step Functions developer guide's EventBridge page names 248 KiB for the data).
 MAX_STATUS_EVENT_DATA_BYTES = 248 * 1024
 _RESPONSES_MODULE = "moto.core.responses"
+_JSONATA_MODULE = "moto.stepfunctions.parser.asl.jsonata.jsonata"
+_STRING_EXPRESSION_MODULE = "moto.stepfunctions.parser.asl.component.common.string.string_expression"
+_JSONATA_MODE = "JSONata"
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
 
@@ -539,24 +546,65 @@ def _parse_path_once(original: Callable[[str], Any]) -> Callable[[str], Any]:
 def _evaluate_jsonata(_stub: Any) -> Callable[[str], Any]:
     def evaluate(expression: str) -> Any:
         try:
-            result = Jsonata(expression).evaluate(None)
-        except Exception as error:
+            return stepfunctions_jsonata.evaluate(expression)
+        except stepfunctions_jsonata.JSONataEvaluationError as error:
             raise JSONataException("UNKNOWN", str(error)) from error
-        # As the JVM bridge hands results over: JSON values only; JSONata numbers are doubles,
-        # written without a fraction when whole (as AWS prints 2, not 2.0).
-        return _whole_numbers_as_int(json.loads(json.dumps(result)))
 
     return evaluate
 
 
-def _whole_numbers_as_int(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_whole_numbers_as_int(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _whole_numbers_as_int(item) for key, item in value.items()}
-    return value
+def _no_declared_functions(_original: Any) -> Callable[..., str]:
+    """moto declares Step Functions' JSONata functions in JSONata itself, $hash and $uuid as stubs
+    and $random without its seed; the evaluator provides them all natively instead."""
+    return lambda variable_references: ""
+
+
+def _escaped_declarations(_original: Any) -> Callable[[dict[str, Any]], str]:
+    return stepfunctions_jsonata.encode_declarations
+
+
+def _query_evaluation_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """A JSONata expression that fails to evaluate fails its state with States.QueryEvaluationError
+    (as AWS does), not States.Runtime; a JSONPath state's variable read stays States.Runtime."""
+
+    def eval_body(self: Any, env: Any) -> None:
+        try:
+            original(self, env)
+        except JSONataException as error:
+            mode = getattr(self, "query_language_mode", None)  # StringJSONata has none: always JSONata
+            if mode is not None and mode.name != _JSONATA_MODE:
+                raise
+            raise _query_evaluation_failure(env, self.expression, error.details) from error
+
+    return eval_body
+
+
+def _query_evaluation_failure(env: Any, expression: str, details: str | None) -> Exception:
+    from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    error_name = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
+    cause = f"The JSONata expression '{expression}' threw an error during evaluation: {details}"
+    return FailureEventException(
+        failure_event=FailureEvent(
+            env=env,
+            error_name=error_name,
+            event_type=HistoryEventType.EvaluationFailed,
+            event_details=EventDetails(
+                evaluationFailedEventDetails=EvaluationFailedEventDetails(
+                    cause=cause, error=error_name.error_name
+                )
+            ),
+        )
+    )
 
 
 class IncompatibleMotoError(RuntimeError):
@@ -615,7 +663,18 @@ _PATCHES: tuple[_Patch, ...] = (
     _Patch(14, f"{_EXECUTION_MODULE}:SyncExecution", "to_start_sync_execution_output", _keep),
     _Patch(14, "moto.stepfunctions.urls", "url_bases", _keep),
     _Patch(14, "moto.backend_index", "backend_url_patterns", _keep),
-    _Patch(15, "moto.stepfunctions.parser.asl.jsonata.jsonata", "_eval_jsonata", _evaluate_jsonata),
+    _Patch(15, _JSONATA_MODULE, "_eval_jsonata", _evaluate_jsonata),
+    _Patch(15, _STRING_EXPRESSION_MODULE, "get_intrinsic_functions_declarations", _no_declared_functions),
+    *(
+        _Patch(15, module, "encode_jsonata_variable_declarations", _escaped_declarations)
+        for module in (
+            _JSONATA_MODULE,
+            "moto.stepfunctions.parser.asl.eval.variable_store",
+            "moto.stepfunctions.parser.asl.eval.states",
+        )
+    ),
+    _Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringJSONata", "_eval_body", _query_evaluation_errors),
+    _Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _query_evaluation_errors),
 )
 
 

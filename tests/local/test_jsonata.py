@@ -1,0 +1,217 @@
+"""JSONata machines on the local engine (compat fix 15), modelled on the examples of the AWS
+Step Functions developer guide: each asserts the output AWS documents."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.cloud import ExecutionResult
+
+
+def run(
+    cloud: LocalCloud, states: dict[str, Any], execution_input: Any, **substitutions: str
+) -> ExecutionResult:
+    definition = {"QueryLanguage": "JSONata", "StartAt": next(iter(states)), "States": states}
+    name = f"jsonata-{len(cloud.sfn.list_state_machines()['stateMachines'])}"
+    return cloud.run(cloud.create_state_machine(name, json.dumps(definition), substitutions), execution_input)
+
+
+def test_transforming_data_with_output_and_the_context(local_cloud: LocalCloud):
+    # "Transforming data with JSONata": Output builds the next state's input from $states.input
+    states = {
+        "Summarize": {
+            "Type": "Pass",
+            "Output": {
+                "customer": "{% $uppercase($states.input.customer.name) %}",
+                "total": "{% $sum($states.input.items.(price * quantity)) %}",
+                "skus": "{% $states.input.items.sku %}",
+                "execution": "{% $states.context.Execution.Name %}",
+            },
+            "End": True,
+        }
+    }
+    order = {
+        "customer": {"name": "ana"},
+        "items": [{"sku": "a", "price": 2.5, "quantity": 2}, {"sku": "b", "price": 1, "quantity": 3}],
+    }
+
+    result = run(local_cloud, states, order)
+
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output == {
+        "customer": "ANA",
+        "total": 8,
+        "skus": ["a", "b"],
+        "execution": result.arn.rsplit(":", 1)[1],
+    }
+
+
+def test_variables_are_assigned_and_read_later_and_scoped_in_a_map(local_cloud: LocalCloud):
+    # "Passing data between states with variables": Assign, then read in any later state; a Map
+    # iteration reads the outer scope, and its own variables end with it
+    states = {
+        "Remember": {
+            "Type": "Pass",
+            "Assign": {"rate": "{% $states.input.rate %}", "label": "{% $states.input.label %}"},
+            "Next": "Convert",
+        },
+        "Convert": {
+            "Type": "Map",
+            "Items": "{% $states.input.amounts %}",
+            "ItemProcessor": {
+                "ProcessorConfig": {"Mode": "INLINE"},
+                "StartAt": "Scale",
+                "States": {
+                    "Scale": {
+                        "Type": "Pass",
+                        "Assign": {"inner": "{% $states.input * $rate %}"},
+                        "Next": "Emit",
+                    },
+                    "Emit": {"Type": "Pass", "Output": "{% $inner %}", "End": True},
+                },
+            },
+            "Next": "Report",
+        },
+        "Report": {
+            "Type": "Pass",
+            "Output": {"converted": "{% $states.input %}", "label": "{% $label %}"},
+            "End": True,
+        },
+    }
+
+    result = run(local_cloud, states, {"rate": 3, "label": 'say "x"', "amounts": [1, 2, 5]})
+
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output == {"converted": [3, 6, 15], "label": 'say "x"'}
+
+
+def test_a_map_with_item_selector_and_a_choice_with_conditions(local_cloud: LocalCloud):
+    states = {
+        "Classify": {
+            "Type": "Map",
+            "Items": "{% $states.input.orders %}",
+            "ItemSelector": {
+                "index": "{% $states.context.Map.Item.Index %}",
+                "amount": "{% $states.context.Map.Item.Value.amount %}",
+            },
+            "ItemProcessor": {
+                "ProcessorConfig": {"Mode": "INLINE"},
+                "StartAt": "Size",
+                "States": {
+                    "Size": {
+                        "Type": "Choice",
+                        "Choices": [{"Condition": "{% $states.input.amount >= 100 %}", "Next": "Large"}],
+                        "Default": "Small",
+                    },
+                    "Large": {
+                        "Type": "Pass",
+                        "Output": "{% $string($states.input.index) & ':large' %}",
+                        "End": True,
+                    },
+                    "Small": {
+                        "Type": "Pass",
+                        "Output": "{% $string($states.input.index) & ':small' %}",
+                        "End": True,
+                    },
+                },
+            },
+            "End": True,
+        }
+    }
+
+    result = run(local_cloud, states, {"orders": [{"amount": 5}, {"amount": 150}]})
+
+    assert result.output == ["0:small", "1:large"]
+
+
+def test_a_catch_reads_the_error_output_and_a_timeout_is_an_expression(local_cloud: LocalCloud):
+    # Given a Lambda that fails, called with TimeoutSeconds from the input
+    def failing(event: Any, context: Any) -> Any:
+        raise type("PaymentDeclined", (Exception,), {})("card declined")
+
+    function = local_cloud.add_function("failing", failing)
+    states = {
+        "Charge": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Arguments": {"FunctionName": "${Fn}", "Payload": "{% $states.input %}"},
+            "TimeoutSeconds": "{% $states.input.timeout %}",
+            "Catch": [
+                {
+                    "ErrorEquals": ["PaymentDeclined"],
+                    "Output": {"error": "{% $states.errorOutput.Error %}", "input": "{% $states.input.id %}"},
+                    "Next": "Declined",
+                }
+            ],
+            "End": True,
+        },
+        "Declined": {"Type": "Pass", "End": True},
+    }
+
+    result = run(local_cloud, states, {"id": "p-1", "timeout": 5}, Fn=function.arn)
+
+    assert result.output == {"error": "PaymentDeclined", "input": "p-1"}
+
+
+def test_the_functions_step_functions_adds(local_cloud: LocalCloud):
+    states = {
+        "Functions": {
+            "Type": "Pass",
+            "Output": {
+                "partition": "{% $partition([1, 2, 3, 4, 5], 2) %}",
+                "range": "{% $range(0, 10, 5) %}",
+                "hash": "{% $hash($states.input.text, 'SHA-256') %}",
+                "seeded": "{% [$random(7), $random(7)] %}",
+                "uuid": "{% $uuid() %}",
+                "parsed": "{% $parse($states.input.json) %}",
+            },
+            "End": True,
+        }
+    }
+
+    output = run(local_cloud, states, {"text": "abc", "json": '{"a": [1]}'}).output
+
+    assert output["partition"] == [[1, 2], [3, 4], [5]]
+    assert output["range"] == [0, 5, 10]
+    assert output["hash"] == hashlib.sha256(b"abc").hexdigest()
+    first, second = output["seeded"]
+    assert first == second and 0 <= first < 1
+    assert uuid.UUID(output["uuid"]).version == 4
+    assert output["parsed"] == {"a": [1]}
+
+
+@pytest.mark.parametrize(
+    ("expression", "cause"),
+    [
+        ("$states.input.a + 'x'", "The right side of the + operator must evaluate to a number"),
+        ("$eval('1 + 1')", "the JSONata function $eval is not supported by Step Functions"),
+        ("$states.input.missing", "returned nothing (undefined)"),
+    ],
+)
+def test_an_expression_that_fails_is_a_query_evaluation_error(
+    local_cloud: LocalCloud, expression: str, cause: str
+):
+    # AWS: "States.QueryEvaluationError: query evaluation failed in a JSONata state"
+    result = run(
+        local_cloud, {"Compute": {"Type": "Pass", "Output": f"{{% {expression} %}}", "End": True}}, {"a": 1}
+    )
+    assert (result.status, result.error) == ("FAILED", "States.QueryEvaluationError")
+    assert cause in result.cause
+    assert "'Compute'" in result.cause
+
+
+def test_a_jsonpath_state_inside_a_jsonata_machine_is_refused(local_cloud: LocalCloud):
+    # AWS: a machine whose top level is JSONata may not contain JSONPath states
+    definition = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "A",
+        "States": {"A": {"Type": "Pass", "QueryLanguage": "JSONPath", "End": True}},
+    }
+    with pytest.raises(Exception, match="JSONata"):
+        local_cloud.create_state_machine("mixed", json.dumps(definition), {})
