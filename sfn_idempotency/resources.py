@@ -25,6 +25,9 @@ STATEMACHINES_DIR = package_dir("sfn_idempotency.statemachines")
 LAMBDAS_DIR = package_dir("sfn_idempotency.lambdas")
 EVENTS_DIR = package_dir("sfn_idempotency.events")
 IDEMPOTENCY_ASL = STATEMACHINES_DIR / "idempotency.asl.json"
+IDEMPOTENCY_JSONATA_ASL = STATEMACHINES_DIR / "idempotency.jsonata.asl.json"
+# The flow in each query language: the same states, records, outputs and error names.
+IDEMPOTENCY_FLOWS = {"JSONPath": IDEMPOTENCY_ASL, "JSONata": IDEMPOTENCY_JSONATA_ASL}
 ORDER_WORKFLOW_ASL = STATEMACHINES_DIR / "order_workflow.asl.json"
 ORDER_PIPELINE_INLINE_ASL = STATEMACHINES_DIR / "order_pipeline_inline.asl.json"
 SQS_BATCH_ASL = STATEMACHINES_DIR / "sqs_batch.asl.json"

@@ -13,6 +13,10 @@ the parent. A Parallel's result is an array, which no ResultSelector or ResultPa
 the branch's one output (the Task's result after its ResultSelector, or its replay) travels in one
 workflow variable to ``<Step>.Result``, which places it with the Task's ResultPath and clears it.
 
+A Task of JSONata (a JSONata machine, or a JSONata state) gets the flow of
+statemachines/idempotency.jsonata.asl.json, and no Result state: a JSONata Parallel unwraps its own
+result (``Output: $states.result[0]``), and the Task's ``Output`` applies inside, once.
+
 The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step.
 """
 
@@ -28,7 +32,7 @@ from typing import Any
 from sfn_idempotency.definitions import BUSINESS_STATES, DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
-from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 
 # The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
 KEY_FUNCTION_PLACEHOLDER = "IdempotencyKeyFunctionArn"
@@ -55,26 +59,24 @@ IDEMPOTENCY_ERRORS = frozenset(
 RENAMED_STATES_ERRORS = {"States.Timeout": "BusinessStepTimeoutError"}
 OTHER_STATES_ERRORS = "BusinessStepFailedError"
 STATES_WILDCARDS = frozenset({"States.ALL", "States.TaskFailed"})
-# Task fields the wrap moves into the flow or onto the two states; anything else is refused.
-TASK_FIELDS = frozenset(
-    {
-        "Type",
-        "Comment",
-        "Resource",
-        "Parameters",
-        "InputPath",
-        "ResultSelector",
-        "ResultPath",
-        "OutputPath",
-        "Retry",
-        "Catch",
-        "TimeoutSeconds",
-        "HeartbeatSeconds",
-        "Credentials",
-        "Next",
-        "End",
-        "QueryLanguage",
-    }
+JSONPATH, JSONATA = "JSONPath", "JSONata"
+# Task fields the wrap moves into the flow or onto its states, per query language; anything else
+# (Assign, TimeoutSecondsPath...) is refused.
+_COMMON_TASK_FIELDS = frozenset(
+    {"Type", "Comment", "Resource", "Retry", "Catch", "TimeoutSeconds", "HeartbeatSeconds", "Credentials"}
+    | {"Next", "End", "QueryLanguage"}
+)
+TASK_FIELDS = {
+    JSONPATH: _COMMON_TASK_FIELDS | {"Parameters", "InputPath", "ResultSelector", "ResultPath", "OutputPath"},
+    JSONATA: _COMMON_TASK_FIELDS | {"Arguments", "Output"},
+}
+# The JSONata flow keeps its bookkeeping in these workflow variables (scoped to the Parallel's branch;
+# an inner scope may not reuse an outer scope's name, so the user's definition must not use them).
+JSONATA_FLOW_VARIABLES = (
+    "sfnIdempotency",
+    "sfnIdempotencyRecord",
+    "sfnIdempotencyError",
+    "sfnIdempotencyClaimAttempts",
 )
 _MISSING = object()
 
@@ -89,6 +91,7 @@ class StepSettings:
 
     settings: IdempotencySettings
     result_variable: str
+    query_language: str = JSONPATH
 
 
 def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
@@ -103,10 +106,6 @@ def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
     Raises :class:`WrapError` with one clear reason.
     """
     document = _parse(definition)
-    if _query_language(document) == "JSONata":
-        raise WrapError(
-            "the definition is JSONata (QueryLanguage); wrap_state supports JSONPath definitions for now"
-        )
     found = _find_state(document, state_name)
     if found is None:
         raise WrapError(f"no state named {state_name!r} in the definition")
@@ -118,8 +117,9 @@ def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
         raise WrapError(f"state {state_name!r} belongs to the already wrapped step {enclosing!r}")
     if task.get("Type") != "Task":
         raise WrapError(f"state {state_name!r} is a {task.get('Type')}, not a Task")
+    language = task.get("QueryLanguage") or document.get("QueryLanguage") or JSONPATH
     try:
-        step = step_settings(task, state_name, **settings)
+        step = step_settings(task, state_name, query_language=language, **settings)
     except TypeError as error:  # a misspelt or missing setting
         raise WrapError(f"wrap_state: {error}") from None
     _refuse_collisions(document, state_name, step)
@@ -144,11 +144,17 @@ def step_settings(
     raise_on_no_key: bool = False,
     timeout_seconds: int | None = None,
     result_variable: str | None = None,
+    query_language: str = JSONPATH,
 ) -> StepSettings:
     """The validated settings of one wrapped step (ConfigurationError names the variable), with the
-    lease its flow needs."""
-    _refuse_unsupported_fields(state_name, task)
+    lease its flow needs. ``query_language`` is the Task's (its own QueryLanguage, else its machine's)."""
+    _refuse_unsupported_fields(state_name, task, query_language)
     task_timeout = task.get("TimeoutSeconds")
+    if task_timeout is not None and not isinstance(task_timeout, int):
+        raise WrapError(
+            f"state {state_name!r} has a TimeoutSeconds that is not a number ({task_timeout!r}): the "
+            "lease must be known when the step is wrapped; give the timeout instead"
+        )
     if timeout_seconds is not None and task_timeout is not None and timeout_seconds != task_timeout:
         raise WrapError(
             f"state {state_name!r} has TimeoutSeconds {task_timeout}, and the timeout given is "
@@ -168,16 +174,18 @@ def step_settings(
             }
         )
         # The lease covers the business call's own Retry, as the wrapped flow runs it.
-        settings = with_lease(settings, json.dumps(_flow(task, settings)))
+        settings = with_lease(settings, json.dumps(_flow(task, settings, query_language)))
     except ConfigurationError as error:
         raise WrapError(f"state {state_name!r}: {error}") from None
+    if query_language == JSONATA and result_variable is not None:
+        raise WrapError(f"state {state_name!r} is JSONata: its step needs no result variable")
     variable = result_variable or default_result_variable(state_name)
     if not re.fullmatch(r"[^\W\d]\w*", variable) or len(variable) > MAX_VARIABLE_NAME_LENGTH:
         raise WrapError(
             f"result variable {variable!r} is not a workflow variable name (an identifier of at most "
             f"{MAX_VARIABLE_NAME_LENGTH} characters)"
         )
-    return StepSettings(settings=settings, result_variable=variable)
+    return StepSettings(settings=settings, result_variable=variable, query_language=query_language)
 
 
 # IdempotencySettings fields that wrap_state takes as its keyword arguments, under the same names.
@@ -203,8 +211,7 @@ def settings_of_step(definition: str, state_name: str) -> IdempotencySettings:
     if found is None or _wrapped_key_prefix(found[1]) is None:
         raise WrapError(f"no wrapped step named {state_name!r} in the definition")
     branch = found[1]["Branches"][0]
-    payload = branch["States"][branch["StartAt"]]["Parameters"]["Payload"]
-    return load_settings(payload["settings"])
+    return load_settings(_payload_settings(branch["States"][branch["StartAt"]]))
 
 
 def default_result_variable(state_name: str) -> str:
@@ -215,7 +222,7 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
     """The two states that replace the Task ``state_name`` (see the module's docstring), for the
     ``step`` that step_settings validated."""
     outer_retry, _ = _split_retry(task.get("Retry", []))
-    flow = _flow(task, step.settings)
+    flow = _flow(task, step.settings, step.query_language)
     names = {name: f"{state_name}{SEPARATOR}{name}" for name in flow["States"]}
     too_long = sorted(name for name in names.values() if len(name) > MAX_STATE_NAME_LENGTH)
     if too_long or len(f"{state_name}{SEPARATOR}{RESULT_STATE}") > MAX_STATE_NAME_LENGTH:
@@ -225,6 +232,8 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
             f"{MAX_STATE_NAME_LENGTH} characters"
         )
     branch = {"StartAt": names[flow["StartAt"]], "States": _renamed(flow["States"], names)}
+    if step.query_language == JSONATA:
+        return {state_name: _jsonata_step(task, step, branch, outer_retry)}
     result_name = f"{state_name}{SEPARATOR}{RESULT_STATE}"
     parallel: dict[str, Any] = {
         "Type": "Parallel",
@@ -258,8 +267,70 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
     return {state_name: parallel, result_name: result}
 
 
-def _flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
+def _jsonata_step(
+    task: dict[str, Any], step: StepSettings, branch: dict[str, Any], outer_retry: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A JSONata Parallel unwraps its one branch's output itself: no Result state, no variable."""
+    parallel: dict[str, Any] = {"Type": "Parallel", "Comment": _comment(task, step.settings)}
+    if "QueryLanguage" in task:  # a JSONata state in a JSONPath machine: the flow's states say so too
+        parallel["QueryLanguage"] = JSONATA
+        for state in branch["States"].values():
+            state["QueryLanguage"] = JSONATA
+    parallel["Branches"] = [branch]
+    parallel["Output"] = "{% $states.result[0] %}"
+    if outer_retry:
+        parallel["Retry"] = outer_retry
+    if "Catch" in task:
+        parallel["Catch"] = [
+            {**catcher, "ErrorEquals": outer_error_names(catcher.get("ErrorEquals", []))}
+            for catcher in task["Catch"]
+        ]
+    if task.get("End"):
+        parallel["End"] = True
+    else:
+        parallel["Next"] = task["Next"]
+    return parallel
+
+
+def _flow(task: dict[str, Any], settings: IdempotencySettings, query_language: str) -> dict[str, Any]:
     """The idempotency flow with ``task`` as its business step and ``settings`` in its ComputeKey."""
+    flow = _jsonata_flow(task, settings) if query_language == JSONATA else _jsonpath_flow(task, settings)
+    for state in flow["States"].values():
+        arguments = state.get("Arguments", state.get("Parameters"))
+        if isinstance(arguments, dict) and "TableName" in arguments:
+            arguments["TableName"] = f"${{{TABLE_PLACEHOLDER}}}"
+    return flow
+
+
+def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
+    """The JSONata flow: its states pass the Task's input through to the business state, where the
+    Task's own Arguments and Output run unchanged (``$states.input`` is what the Task would see)."""
+    _, inner_retry = _split_retry(task.get("Retry", []))
+    flow: dict[str, Any] = json.loads(IDEMPOTENCY_FLOWS[JSONATA].read_text(encoding="utf-8"))
+    states = flow["States"]
+    for name in BUSINESS_STATES:
+        business = states[name]
+        for field in ("Arguments", "Output", "Retry"):
+            business.pop(field, None)
+        business["Resource"] = task["Resource"]
+        business.update(
+            {
+                field: task[field]
+                for field in ("Arguments", "Output", "HeartbeatSeconds", "Credentials")
+                if field in task
+            }
+        )
+        if inner_retry:
+            business["Retry"] = inner_retry
+        business["TimeoutSeconds"] = settings.timeout_seconds
+    states[COMPUTE_KEY_STATE]["Arguments"] = {
+        "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
+        "Payload": {"event": "{% $states.input %}", "settings": settings.to_environment()},
+    }
+    return flow
+
+
+def _jsonpath_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
     _, inner_retry = _split_retry(task.get("Retry", []))
     business: dict[str, Any] = {
         field: task[field] for field in ("Resource", "Parameters", "ResultSelector") if field in task
@@ -267,7 +338,7 @@ def _flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]
     try:
         flow: dict[str, Any] = json.loads(
             with_business_step(
-                IDEMPOTENCY_ASL.read_text(encoding="utf-8"),
+                IDEMPOTENCY_FLOWS[JSONPATH].read_text(encoding="utf-8"),
                 business,
                 # The business call sees what the plain Task would have: the event, after its InputPath.
                 input_path="$.event",
@@ -293,10 +364,6 @@ def _flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]
         "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
         "Payload": {**_event_selector(task), "settings": settings.to_environment()},
     }
-    for state in states.values():
-        parameters = state.get("Parameters")
-        if isinstance(parameters, dict) and "TableName" in parameters:
-            parameters["TableName"] = f"${{{TABLE_PLACEHOLDER}}}"
     return flow
 
 
@@ -334,15 +401,16 @@ def outer_error_names(names: list[str]) -> list[str]:
     return names
 
 
-def _refuse_unsupported_fields(state_name: str, task: dict[str, Any]) -> None:
-    unknown = sorted(set(task) - TASK_FIELDS)
+def _refuse_unsupported_fields(state_name: str, task: dict[str, Any], query_language: str) -> None:
+    supported = TASK_FIELDS.get(query_language)
+    if supported is None:
+        raise WrapError(f"state {state_name!r} has the unknown QueryLanguage {query_language!r}")
+    unknown = sorted(set(task) - supported)
     if unknown:
         raise WrapError(
-            f"state {state_name!r} has {', '.join(unknown)}, which an inline idempotent step does not "
-            f"support (supported: {', '.join(sorted(TASK_FIELDS - {'Type'}))})"
+            f"state {state_name!r} has {', '.join(unknown)}, which an inline idempotent step of "
+            f"{query_language} does not support (supported: {', '.join(sorted(supported - {'Type'}))})"
         )
-    if task.get("QueryLanguage") == "JSONata":
-        raise WrapError(f"state {state_name!r} is JSONata; wrap_state supports JSONPath states for now")
 
 
 def _comment(task: dict[str, Any], settings: IdempotencySettings) -> str:
@@ -378,10 +446,6 @@ def _parse(definition: str) -> dict[str, Any]:
     return document
 
 
-def _query_language(document: dict[str, Any]) -> str:
-    return str(document.get("QueryLanguage", "JSONPath"))
-
-
 def _state_machines(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The definition and every nested one (Parallel branches, Map processors), outside in."""
     yield document
@@ -405,9 +469,17 @@ def _wrapped_key_prefix(state: dict[str, Any]) -> str | None:
         return None
     branch = state["Branches"][0]
     first = branch.get("States", {}).get(branch.get("StartAt"), {})
-    settings = first.get("Parameters", {}).get("Payload", {}).get("settings", {})
-    prefix = settings.get("IDEMPOTENCY_KEY_PREFIX") if isinstance(settings, dict) else None
+    prefix = _payload_settings(first).get("IDEMPOTENCY_KEY_PREFIX")
     return prefix if isinstance(prefix, str) else None
+
+
+def _payload_settings(compute_key: dict[str, Any]) -> dict[str, Any]:
+    """The settings a ComputeKey state carries in its payload (JSONPath Parameters or JSONata
+    Arguments), or {} for any other state."""
+    arguments = compute_key.get("Parameters", compute_key.get("Arguments", {}))
+    payload = arguments.get("Payload", {}) if isinstance(arguments, dict) else {}
+    settings = payload.get("settings", {}) if isinstance(payload, dict) else {}
+    return settings if isinstance(settings, dict) else {}
 
 
 def wrapped_steps(document: dict[str, Any]) -> dict[str, str]:
@@ -444,18 +516,22 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
                 "definition: give each step its own"
             )
     taken = _all_state_names(document) - {state_name}
-    planned = {f"{state_name}{SEPARATOR}{name}" for name in _flow_state_names()}
-    planned.add(f"{state_name}{SEPARATOR}{RESULT_STATE}")
+    planned = {f"{state_name}{SEPARATOR}{name}" for name in _flow_state_names(step.query_language)}
+    if step.query_language == JSONPATH:
+        planned.add(f"{state_name}{SEPARATOR}{RESULT_STATE}")
     clashes = sorted(planned & taken)
     if clashes:
         raise WrapError(f"the definition already has states named {clashes}: rename them or the Task")
-    mention = re.compile(r'(\$|")' + re.escape(step.result_variable) + r"\b")
-    if mention.search(json.dumps(document)):
-        raise WrapError(
-            f"the definition already mentions the variable {step.result_variable!r}: name another "
-            "with result_variable"
-        )
+    text = json.dumps(document)
+    variables = JSONATA_FLOW_VARIABLES if step.query_language == JSONATA else (step.result_variable,)
+    for variable in variables:
+        if re.search(r'(\$|")' + re.escape(variable) + r"\b", text):
+            raise WrapError(
+                f"the definition already uses the variable {variable!r}, which the inline step "
+                "assigns: rename yours"
+                + (" or name another with result_variable" if step.query_language == JSONPATH else "")
+            )
 
 
-def _flow_state_names() -> list[str]:
-    return list(json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["States"])
+def _flow_state_names(query_language: str) -> list[str]:
+    return list(json.loads(IDEMPOTENCY_FLOWS[query_language].read_text(encoding="utf-8"))["States"])

@@ -23,7 +23,7 @@ from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
 from sfn_idempotency.resources import (
     EXECUTION_ENDED_PATTERN,
-    IDEMPOTENCY_ASL,
+    IDEMPOTENCY_FLOWS,
     LAMBDAS_DIR,
     ORDER_PLACED_PATTERN,
     RELEASE_ASL,
@@ -44,7 +44,7 @@ PLACE_ORDER_HANDLER = "place_order.handler.handler"
 INLINE_STEP = "Execute"
 
 
-def inline_machine(timeout_seconds: int) -> str:
+def inline_machine(timeout_seconds: int, query_language: str = "JSONPath") -> str:
     """A machine whose one Task calls the business Lambda by its ARN (the result is the function's
     return value, as the standalone flow and Powertools record it)."""
     task = {
@@ -53,7 +53,9 @@ def inline_machine(timeout_seconds: int) -> str:
         "TimeoutSeconds": timeout_seconds,
         "End": True,
     }
-    return json.dumps({"StartAt": INLINE_STEP, "States": {INLINE_STEP: task}})
+    return json.dumps(
+        {"QueryLanguage": query_language, "StartAt": INLINE_STEP, "States": {INLINE_STEP: task}}
+    )
 
 
 class IdempotentService:
@@ -70,8 +72,9 @@ class IdempotentService:
         business_step: Mapping[str, Any] | None = None,
         business_substitutions: Mapping[str, str] | None = None,
         table_name: str | None = None,
-        asl_path: Path = IDEMPOTENCY_ASL,
+        asl_path: Path | None = None,
         inline: bool = False,
+        query_language: str = "JSONPath",
     ) -> None:
         """The business Lambda is ``business_handler``: ``"package.module.function"`` under
         ``business_code_dir`` (default: the example ``place_order``) or a Python callable.
@@ -80,22 +83,28 @@ class IdempotentService:
 
         ``inline``: instead of the standalone workflow, a machine whose one Task (the business
         Lambda, by its ARN: the result is what the function returns, as Powertools records it) is
-        wrapped inline by sfn_idempotency.wrap; the flow's states are then ``Execute.<name>``."""
+        wrapped inline by sfn_idempotency.wrap; the flow's states are then ``Execute.<name>``.
+        ``query_language``: the flow's flavour, ``"JSONPath"`` or ``"JSONata"`` (the same states,
+        records, outputs and error names; the JSONata flavour runs a business Lambda only)."""
         self.cloud = cloud
         self.inline = inline
+        self.query_language = query_language
         settings = settings or example_settings()
-        if inline:
-            if business_step is not None:
-                raise EngineError("an inline service runs a business Lambda, not business_step")
-            definition = wrap_state(
-                inline_machine(settings.timeout_seconds), INLINE_STEP, **step_fields(settings)
+        if query_language not in IDEMPOTENCY_FLOWS:
+            raise EngineError(f"query_language is one of {sorted(IDEMPOTENCY_FLOWS)}, got {query_language!r}")
+        if business_step is not None and (inline or query_language != "JSONPath"):
+            raise EngineError(
+                "business_step replaces the business Lambda of the standalone JSONPath flow only"
             )
+        if inline:
+            machine = inline_machine(settings.timeout_seconds, query_language)
+            definition = wrap_state(machine, INLINE_STEP, **step_fields(settings))
             # The wrapped step's own settings: the lease its flow needs, as wrap_state computed it; the
             # key Lambda's environment keeps only Powertools' switch (disabled) for inline steps.
             step = settings_of_step(definition, INLINE_STEP)
             self.settings = step.model_copy(update={"disabled": settings.disabled})
         else:
-            definition = asl_path.read_text(encoding="utf-8")
+            definition = (asl_path or IDEMPOTENCY_FLOWS[query_language]).read_text(encoding="utf-8")
             if business_step is not None:
                 definition = with_business_step(definition, business_step)
             # The lease covers every retry the definition allows, as the construct computes it.

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jsonata import Jsonata
+from jsonata.utils import Utils
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 # $hash's algorithm names, as Step Functions spells them.
@@ -92,9 +93,20 @@ def _uuid() -> str:
 
 def _parse(text: str) -> Any:
     try:
-        return json.loads(text)
+        return _as_jsonata(json.loads(text))
     except (TypeError, json.JSONDecodeError) as error:
         raise JSONataEvaluationError(f"$parse: not JSON text: {error}") from None
+
+
+def _as_jsonata(value: Any) -> Any:
+    """A JSON value as the evaluator holds it: JSON null is its NULL_VALUE (None means undefined)."""
+    if value is None:
+        return Utils.NULL_VALUE
+    if isinstance(value, list):
+        return [_as_jsonata(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_jsonata(item) for key, item in value.items()}
+    return value
 
 
 def _unsupported(name: str) -> Callable[..., Any]:

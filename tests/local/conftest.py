@@ -78,12 +78,21 @@ def inline() -> bool:
 
 
 @pytest.fixture
-def idempotent_service(local_cloud: LocalCloud, inline: bool) -> IdempotentService:
-    return IdempotentService(local_cloud, inline=inline)
+def query_language() -> str:
+    """The flow's flavour; modules that run their scenarios in both override it."""
+    return "JSONPath"
+
+
+FLAVOURS = ["JSONPath", "JSONata"]
 
 
 @pytest.fixture
-def make_service(local_cloud: LocalCloud, inline: bool) -> ServiceFactory:
+def idempotent_service(local_cloud: LocalCloud, inline: bool, query_language: str) -> IdempotentService:
+    return IdempotentService(local_cloud, inline=inline, query_language=query_language)
+
+
+@pytest.fixture
+def make_service(local_cloud: LocalCloud, inline: bool, query_language: str) -> ServiceFactory:
     """Deploy the workflow with configuration overrides (``IDEMPOTENCY_*`` names) and a business handler."""
     counter = iter(range(1, 1000))
 
@@ -94,6 +103,7 @@ def make_service(local_cloud: LocalCloud, inline: bool) -> ServiceFactory:
             example_settings({}, **overrides),
             name=f"workflow{next(counter)}",
             inline=inline,
+            query_language=query_language,
             **kwargs,
         )
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from tests.local.conftest import Gate, ServiceFactory, item_values
+from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values
 
 ORDER = {"orderId": "o-1", "amount": 25}
 FIRST_RUN_PATH = ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
@@ -19,6 +19,11 @@ REPLAY_PATH = ["ComputeKey", "RouteByKey", "Claim", "Read", "RouteByRecord", "Re
 @pytest.fixture(params=[False, True], ids=["standalone", "inline"])
 def inline(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
+
+
+@pytest.fixture(params=FLAVOURS)
+def query_language(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def test_first_run_places_the_order_and_completes_the_record(idempotent_service: IdempotentService):

@@ -17,7 +17,7 @@ from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.cloud import INLINE_TABLE, ExecutionResult
 from sfn_idempotency.records import plain
 from sfn_idempotency.wrap import wrap_state
-from tests.local.conftest import Gate
+from tests.local.conftest import FLAVOURS, Gate
 
 ORDER = {"orderId": "o-1", "amount": 25}
 IN_PROGRESS_RETRY = {
@@ -28,9 +28,11 @@ IN_PROGRESS_RETRY = {
 }
 
 
-def user_machine(retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def user_machine(retry: list[dict[str, Any]] | None = None, language: str = "JSONPath") -> dict[str, Any]:
     """The user's three states: Prepare (Pass), PlaceOrder (Task), Confirm (Pass); a rejected order
-    goes to the Task's own Catch."""
+    goes to the Task's own Catch. The JSONata machine makes the same outputs its own way."""
+    if language == "JSONata":
+        return jsonata_user_machine(retry)
     task: dict[str, Any] = {
         "Type": "Task",
         "Resource": "arn:aws:states:::lambda:invoke",
@@ -60,6 +62,44 @@ def user_machine(retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             "Rejected": {"Type": "Pass", "Parameters": {"rejected.$": "$.rejection.Error"}, "End": True},
         },
     }
+
+
+def jsonata_user_machine(retry: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    task: dict[str, Any] = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Arguments": {"FunctionName": "${PlaceOrderFunctionArn}", "Payload": "{% $states.input %}"},
+        "Output": "{% {'confirmation': $states.result.Payload} %}",
+        "Catch": [
+            {
+                "ErrorEquals": ["InvalidOrderError"],
+                "Output": "{% {'rejected': $states.errorOutput.Error} %}",
+                "Next": "Rejected",
+            }
+        ],
+        "Next": "Confirm",
+    }
+    if retry:
+        task["Retry"] = retry
+    return {
+        "Comment": "A user's machine, in JSONata",
+        "QueryLanguage": "JSONata",
+        "StartAt": "Prepare",
+        "States": {
+            "Prepare": {"Type": "Pass", "Assign": {"order": "{% $states.input %}"}, "Next": "PlaceOrder"},
+            "PlaceOrder": task,
+            "Confirm": {
+                "Type": "Pass",
+                "Output": {"orderId": "{% $order.orderId %}", "placed": "{% $states.input.confirmation %}"},
+                "End": True,
+            },
+            "Rejected": {"Type": "Pass", "End": True},
+        },
+    }
+
+
+# Where the order is in the PlaceOrder Task's input, per language (the key's JMESPath starts there).
+ORDER_AT = {"JSONPath": "order.", "JSONata": ""}
 
 
 @dataclass
@@ -93,17 +133,24 @@ def workflow_type(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(params=FLAVOURS)
+def language(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 def deploy(
     cloud: LocalCloud,
     workflow_type: str,
     handler: Callable[[Any, Any], Any],
     definition: dict[str, Any] | None = None,
+    language: str = "JSONPath",
     **settings: Any,
 ) -> UserWorkflow:
     function = cloud.add_function("place-order", handler)
-    text = json.dumps(definition or user_machine())
+    text = json.dumps(definition or user_machine(language=language))
+    key = f"{ORDER_AT[language]}orderId"
     for state, prefix in settings.pop("steps", {"PlaceOrder": "orders"}).items():
-        text = wrap_state(text, state, key_prefix=prefix, event_key_jmespath="order.orderId", **settings)
+        text = wrap_state(text, state, key_prefix=prefix, event_key_jmespath=key, **settings)
     substitutions = {**cloud.idempotency_substitutions(), "PlaceOrderFunctionArn": function.arn}
     arn = cloud.create_state_machine("user-workflow", text, substitutions, workflow_type=workflow_type)
     return UserWorkflow(cloud, arn, workflow_type == "EXPRESS", function.name)
@@ -114,8 +161,13 @@ def placing(event: Any, context: Any) -> Any:
 
 
 @pytest.fixture
-def user_workflow(local_cloud: LocalCloud, workflow_type: str) -> UserWorkflow:
-    return deploy(local_cloud, workflow_type, placing)
+def user_workflow(local_cloud: LocalCloud, workflow_type: str, language: str) -> UserWorkflow:
+    return deploy(local_cloud, workflow_type, placing, language=language)
+
+
+def steps(states: list[str]) -> list[str]:
+    """The states visited but a JSONPath step's Result pass (a JSONata step has none)."""
+    return [state for state in states if not state.endswith(".Result")]
 
 
 PATH_FIRST = [
@@ -126,7 +178,6 @@ PATH_FIRST = [
     "PlaceOrder.Claim",
     "PlaceOrder.Execute",
     "PlaceOrder.Complete",
-    "PlaceOrder.Result",
     "Confirm",
 ]
 
@@ -141,7 +192,7 @@ def test_first_run_leaves_the_parent_state_as_the_plain_task_would(user_workflow
     assert set(result.output) == {"orderId", "placed"}
     assert result.output["placed"]["orderId"] == "o-1"
     assert result.output["placed"]["status"] == "PLACED"
-    assert result.states == PATH_FIRST
+    assert steps(result.states) == PATH_FIRST
     assert user_workflow.business_runs == 1
     (record,) = user_workflow.records()
     assert record["status"] == "COMPLETED"
@@ -159,7 +210,7 @@ def test_duplicate_leaves_the_identical_parent_state(user_workflow: UserWorkflow
     # Then the parent's output is identical and the business step ran once
     assert duplicate.output_json == first.output_json
     assert user_workflow.business_runs == 1
-    assert duplicate.states == [
+    assert steps(duplicate.states) == [
         "Prepare",
         "PlaceOrder",
         "PlaceOrder.ComputeKey",
@@ -168,7 +219,6 @@ def test_duplicate_leaves_the_identical_parent_state(user_workflow: UserWorkflow
         "PlaceOrder.Read",
         "PlaceOrder.RouteByRecord",
         "PlaceOrder.Replay",
-        "PlaceOrder.Result",
         "Confirm",
     ]
 
@@ -196,7 +246,7 @@ def test_business_failure_is_released_and_caught_by_the_tasks_own_catch(user_wor
     assert user_workflow.business_runs == 2
 
 
-def test_the_tasks_own_retry_retries_the_business_call_under_one_claim(local_cloud, workflow_type):
+def test_the_tasks_own_retry_retries_the_business_call_under_one_claim(local_cloud, workflow_type, language):
     # Given a business step that fails once with an error the Task retries
     calls = []
 
@@ -207,20 +257,23 @@ def test_the_tasks_own_retry_retries_the_business_call_under_one_claim(local_clo
         return place_order(event)
 
     retry = [{"ErrorEquals": ["GatewayBusy"], "IntervalSeconds": 1, "MaxAttempts": 2}]
-    workflow = deploy(local_cloud, workflow_type, flaky, user_machine(retry))
+    workflow = deploy(local_cloud, workflow_type, flaky, user_machine(retry, language), language)
 
     # When an order goes through
     result = workflow.run(ORDER)
 
     # Then the call was retried inside the flow: one claim, one completion, two calls
     assert result.status == "SUCCEEDED"
-    assert result.states == PATH_FIRST
+    assert steps(result.states) == PATH_FIRST
     assert workflow.business_runs == 2
     assert [record["status"] for record in workflow.records()] == ["COMPLETED"]
 
 
-def test_payload_mismatch_fails_with_the_validation_error(local_cloud, workflow_type):
-    workflow = deploy(local_cloud, workflow_type, placing, payload_validation_jmespath="order.amount")
+def test_payload_mismatch_fails_with_the_validation_error(local_cloud, workflow_type, language):
+    validation = f"{ORDER_AT[language]}amount"
+    workflow = deploy(
+        local_cloud, workflow_type, placing, language=language, payload_validation_jmespath=validation
+    )
     workflow.run(ORDER)
 
     result = workflow.run({**ORDER, "amount": 99})
@@ -231,9 +284,9 @@ def test_payload_mismatch_fails_with_the_validation_error(local_cloud, workflow_
     assert workflow.business_runs == 1
 
 
-def test_no_key_runs_the_task_without_a_record(local_cloud, workflow_type):
+def test_no_key_runs_the_task_without_a_record(local_cloud, workflow_type, language):
     # Given a business step that answers whatever it gets
-    workflow = deploy(local_cloud, workflow_type, lambda event, context: {"seen": event})
+    workflow = deploy(local_cloud, workflow_type, lambda event, context: {"seen": event}, language=language)
 
     # When an order without a key value goes through, twice
     results = [workflow.run({"orderId": None, "amount": 5}) for _ in range(2)]
@@ -242,17 +295,17 @@ def test_no_key_runs_the_task_without_a_record(local_cloud, workflow_type):
     assert [result.output for result in results] == [
         {"orderId": None, "placed": {"seen": {"orderId": None, "amount": 5}}}
     ] * 2
-    assert results[0].states[3:6] == [
+    assert steps(results[0].states)[3:] == [
         "PlaceOrder.RouteByKey",
         "PlaceOrder.ExecuteWithoutRecord",
-        "PlaceOrder.Result",
+        "Confirm",
     ]
     assert workflow.business_runs == 2
     assert workflow.records() == []
 
 
-def test_no_key_fails_with_the_key_error_when_a_key_is_required(local_cloud, workflow_type):
-    workflow = deploy(local_cloud, workflow_type, placing, raise_on_no_key=True)
+def test_no_key_fails_with_the_key_error_when_a_key_is_required(local_cloud, workflow_type, language):
+    workflow = deploy(local_cloud, workflow_type, placing, language=language, raise_on_no_key=True)
 
     result = workflow.run({"amount": 5})
 
@@ -262,12 +315,14 @@ def test_no_key_fails_with_the_key_error_when_a_key_is_required(local_cloud, wor
     assert workflow.records() == []
 
 
-def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type: str):
+def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type: str, language: str):
     # Given a user's Task that retries on IdempotencyAlreadyInProgressError after 1 s, and a first
     # execution holding the claim (real retry waits here: the duplicate must wait for the first)
     gate = Gate()
     with LocalCloud(retry_wait_scale=1.0) as cloud:
-        workflow = deploy(cloud, workflow_type, gate.handler, user_machine([IN_PROGRESS_RETRY]))
+        workflow = deploy(
+            cloud, workflow_type, gate.handler, user_machine([IN_PROGRESS_RETRY], language), language
+        )
         with ThreadPoolExecutor(max_workers=2) as pool:
             first = pool.submit(workflow.run, ORDER)
             assert gate.entered.wait(10)
@@ -285,7 +340,7 @@ def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type
     assert first_result.status == duplicate_result.status == "SUCCEEDED"
     assert duplicate_result.output_json == first_result.output_json
     assert duplicate_result.states.count("PlaceOrder.AlreadyInProgress") == 1
-    assert duplicate_result.states[-3:] == ["PlaceOrder.Replay", "PlaceOrder.Result", "Confirm"]
+    assert steps(duplicate_result.states)[-2:] == ["PlaceOrder.Replay", "Confirm"]
     assert workflow.business_runs == 1
 
 

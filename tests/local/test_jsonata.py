@@ -181,7 +181,8 @@ def test_the_functions_step_functions_adds(local_cloud: LocalCloud):
     assert output["range"] == [0, 5, 10]
     assert output["hash"] == hashlib.sha256(b"abc").hexdigest()
     first, second = output["seeded"]
-    assert first == second and 0 <= first < 1
+    assert first == second
+    assert 0 <= first < 1
     assert uuid.UUID(output["uuid"]).version == 4
     assert output["parsed"] == {"a": [1]}
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from tests.local.conftest import Gate, ServiceFactory, TwoGates
+from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
 
 ORDER = {"orderId": "o-lease", "amount": 7}
 THROTTLED = "ProvisionedThroughputExceededException"
@@ -15,6 +15,11 @@ THROTTLED = "ProvisionedThroughputExceededException"
 
 class LateFailure(Exception):
     pass
+
+
+@pytest.fixture(params=FLAVOURS)
+def query_language(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 def test_a_run_whose_lease_was_taken_over_cannot_complete(make_service: ServiceFactory, gate: Gate):

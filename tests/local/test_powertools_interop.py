@@ -21,6 +21,7 @@ from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService
 from sfn_idempotency.local.lambdas import LocalLambdaContext
 from sfn_idempotency.settings import example_settings
+from tests.local.conftest import FLAVOURS
 
 ORDER = {"orderId": "o-shared", "amount": 12}
 
@@ -28,6 +29,11 @@ ORDER = {"orderId": "o-shared", "amount": 12}
 @pytest.fixture(params=[False, True], ids=["standalone", "inline"])
 def inline(request: pytest.FixtureRequest) -> bool:
     return bool(request.param)
+
+
+@pytest.fixture(params=FLAVOURS)
+def query_language(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.definitions import placeholders
-from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.resources import IDEMPOTENCY_ASL, IDEMPOTENCY_FLOWS
 from sfn_idempotency.wrap import (
     KEY_FUNCTION_PLACEHOLDER,
     TABLE_PLACEHOLDER,
@@ -235,8 +235,18 @@ def test_a_task_inside_a_map_is_wrapped_where_it_is():
     [
         (user_definition(), "Nowhere", {}, "no state named 'Nowhere'"),
         (user_definition(), "Confirm", {}, "state 'Confirm' is a Pass, not a Task"),
-        ({**user_definition(), "QueryLanguage": "JSONata"}, "PlaceOrder", {}, "the definition is JSONata"),
-        (user_definition(QueryLanguage="JSONata"), "PlaceOrder", {}, "state 'PlaceOrder' is JSONata"),
+        (
+            {**user_definition(), "QueryLanguage": "JSONata"},
+            "PlaceOrder",
+            {},
+            "has OutputPath, Parameters, ResultPath, ResultSelector, which an inline idempotent step of JSONata",
+        ),
+        (
+            user_definition(QueryLanguage="JSONPathh"),
+            "PlaceOrder",
+            {},
+            "the unknown QueryLanguage 'JSONPathh'",
+        ),
         (
             user_definition(Assign={"x.$": "$"}),
             "PlaceOrder",
@@ -311,7 +321,7 @@ def test_state_names_and_variables_of_the_user_are_never_taken():
         wrapped(definition)
     definition = user_definition()
     definition["States"]["Prepare"]["Assign"] = {"idempotent_PlaceOrder": 1}
-    with pytest.raises(WrapError, match="already mentions the variable 'idempotent_PlaceOrder'"):
+    with pytest.raises(WrapError, match="already uses the variable 'idempotent_PlaceOrder'"):
         wrapped(definition)
 
 
@@ -327,3 +337,83 @@ def test_a_misspelt_or_missing_setting_is_refused():
         wrap_state(json.dumps(user_definition()), "PlaceOrder", key_prefix="a", key_prefx="b")
     with pytest.raises(WrapError, match="missing 1 required keyword-only argument: 'key_prefix'"):
         wrap_state(json.dumps(user_definition()), "PlaceOrder")
+
+
+# -- a Task of JSONata ---------------------------------------------------------------------------
+JSONATA_TASK: dict[str, Any] = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::lambda:invoke",
+    "Arguments": {"FunctionName": "${PlaceOrderFunctionArn}", "Payload": "{% $states.input.order %}"},
+    "Output": "{% $merge([$states.input, {'placed': $states.result.Payload}]) %}",
+    "TimeoutSeconds": 20,
+    "Retry": [{"ErrorEquals": ["IdempotencyAlreadyInProgressError"], "IntervalSeconds": 2}],
+    "Catch": [{"ErrorEquals": ["States.Timeout"], "Output": "{% $states.errorOutput %}", "Next": "Rejected"}],
+    "Next": "Confirm",
+}
+
+
+def jsonata_definition(**task_changes: Any) -> dict[str, Any]:
+    definition = user_definition()
+    definition["QueryLanguage"] = "JSONata"
+    definition["States"]["PlaceOrder"] = {**JSONATA_TASK, **task_changes}
+    return definition
+
+
+def test_a_jsonata_task_becomes_one_parallel_that_unwraps_its_result():
+    states = wrapped(jsonata_definition())["States"]
+
+    # Then one state stands where the Task stood: its Parallel returns the branch's output itself
+    assert list(states) == ["Prepare", "PlaceOrder", "Confirm", "Rejected"]
+    parallel = states["PlaceOrder"]
+    assert parallel["Output"] == "{% $states.result[0] %}"
+    assert (parallel["Next"], "Assign" in parallel, "ResultPath" in parallel) == ("Confirm", False, False)
+    assert parallel["Retry"] == JSONATA_TASK["Retry"]
+    assert parallel["Catch"][0]["ErrorEquals"] == ["States.Timeout", "BusinessStepTimeoutError"]
+    # And its branch is the JSONata flow, the Task's Arguments and Output in the business state
+    branch = parallel["Branches"][0]["States"]
+    jsonata_flow = json.loads(IDEMPOTENCY_FLOWS["JSONata"].read_text(encoding="utf-8"))["States"]
+    assert list(branch) == [f"PlaceOrder.{name}" for name in jsonata_flow]
+    execute = branch["PlaceOrder.Execute"]
+    assert (execute["Arguments"], execute["Output"]) == (JSONATA_TASK["Arguments"], JSONATA_TASK["Output"])
+    assert execute["TimeoutSeconds"] == 20
+    assert "Retry" not in execute
+    compute_key = branch["PlaceOrder.ComputeKey"]["Arguments"]
+    assert compute_key["Payload"]["event"] == "{% $states.input %}"
+    assert compute_key["Payload"]["settings"]["IDEMPOTENCY_KEY_PREFIX"] == "orders"
+
+
+def test_a_jsonata_state_in_a_jsonpath_machine_gets_a_flow_that_says_so():
+    definition = user_definition()
+    definition["States"]["PlaceOrder"] = {**JSONATA_TASK, "QueryLanguage": "JSONata"}
+    parallel = wrapped(definition)["States"]["PlaceOrder"]
+    assert parallel["QueryLanguage"] == "JSONata"
+    assert {state["QueryLanguage"] for state in parallel["Branches"][0]["States"].values()} == {"JSONata"}
+
+
+@pytest.mark.parametrize(
+    ("definition", "settings", "message"),
+    [
+        (
+            jsonata_definition(TimeoutSeconds="{% $states.input.t %}"),
+            {},
+            "has a TimeoutSeconds that is not a number",
+        ),
+        (jsonata_definition(Assign={"x": 1}), {}, "has Assign, which an inline idempotent step of JSONata"),
+        (jsonata_definition(), {"result_variable": "mine"}, "is JSONata: its step needs no result variable"),
+        (
+            {
+                **jsonata_definition(),
+                "States": {
+                    **jsonata_definition()["States"],
+                    "Prepare": {"Type": "Pass", "Assign": {"sfnIdempotencyRecord": 1}, "Next": "PlaceOrder"},
+                },
+            },
+            {},
+            "already uses the variable 'sfnIdempotencyRecord'",
+        ),
+    ],
+)
+def test_what_a_jsonata_step_cannot_be_is_refused(definition, settings, message):
+    with pytest.raises(WrapError) as raised:
+        wrapped(definition, **settings)
+    assert message in str(raised.value)
