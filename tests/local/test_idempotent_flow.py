@@ -5,10 +5,13 @@ One behavioural spec: every scenario runs on the standalone workflow and on a Ta
 from __future__ import annotations
 
 import json
+import re
+from typing import Any
 
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values
 
 ORDER = {"orderId": "o-1", "amount": 25}
@@ -303,3 +306,57 @@ def test_disabled_runs_the_business_step_directly(make_service: ServiceFactory):
     assert service.flow_states(results[0]) == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
     assert service.business_runs == 2
     assert service.records() == []
+
+
+def same_for_both(cause: str, execution_arn: str) -> str:
+    """The cause without what differs per execution: its ARN and the Lambda's request id."""
+    return re.sub(r'"requestId":"[^"]+"', '"requestId":"<id>"', cause.replace(execution_arn, "<execution>"))
+
+
+def test_both_flavours_give_the_same_outputs_records_and_errors(local_cloud: LocalCloud):
+    # Given the flow in JSONPath and in JSONata, each with its own table, a deterministic business step
+    def business(event, context):
+        if event.get("reject"):
+            raise type("OrderRejected", (Exception,), {})(f"order {event['orderId']} rejected")
+        return {"orderId": event["orderId"], "total": event["amount"] * 2, "note": 'say "hi"', "none": None}
+
+    settings = example_settings({}, IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH="amount")
+    scenarios = [
+        {"orderId": "a", "amount": 2},
+        {"orderId": "a", "amount": 2},  # replay
+        {"orderId": "a", "amount": 3},  # validation
+        {"orderId": "b", "amount": 1, "reject": True},  # business error, released
+        {"amount": 1},  # no key
+    ]
+
+    def observed(language: str) -> tuple[list[Any], list[dict[str, Any]]]:
+        service = IdempotentService(
+            local_cloud,
+            settings,
+            name=f"flavour-{language}",
+            business_handler=business,
+            query_language=language,
+        )
+        results = [service.run(event) for event in scenarios]
+        outcomes = [
+            (r.status, r.output, r.error, (r.cause or "").replace(r.arn, "<execution>"), r.states)
+            for r in results
+        ]
+        records = [
+            {k: v for k, v in record.items() if k not in ("owner", "expiration", "in_progress_expiration")}
+            for record in service.records()
+        ]
+        return outcomes, records
+
+    # When the same events run through both
+    jsonpath, jsonata = observed("JSONPath"), observed("JSONata")
+
+    # Then outputs, states, error names, causes and records are the same
+    assert jsonata == jsonpath
+    assert [outcome[2] for outcome in jsonpath[0]] == [
+        None,
+        None,
+        "IdempotencyValidationError",
+        "OrderRejected",
+        None,
+    ]
