@@ -339,8 +339,7 @@ def test_both_flavours_give_the_same_outputs_records_and_errors(local_cloud: Loc
         )
         results = [service.run(event) for event in scenarios]
         outcomes = [
-            (r.status, r.output, r.error, (r.cause or "").replace(r.arn, "<execution>"), r.states)
-            for r in results
+            (r.status, r.output, r.error, same_for_both(r.cause or "", r.arn), r.states) for r in results
         ]
         records = [
             {k: v for k, v in record.items() if k not in ("owner", "expiration", "in_progress_expiration")}
@@ -352,7 +351,9 @@ def test_both_flavours_give_the_same_outputs_records_and_errors(local_cloud: Loc
     jsonpath, jsonata = observed("JSONPath"), observed("JSONata")
 
     # Then outputs, states, error names, causes and records are the same
-    assert jsonata == jsonpath
+    for ours, theirs in zip(jsonpath[0], jsonata[0], strict=True):
+        assert theirs == ours
+    assert jsonata[1] == jsonpath[1]
     assert [outcome[2] for outcome in jsonpath[0]] == [
         None,
         None,
