@@ -326,7 +326,7 @@ def test_both_flavours_give_the_same_outputs_records_and_errors(local_cloud: Loc
         {"orderId": "a", "amount": 2},  # replay
         {"orderId": "a", "amount": 3},  # validation
         {"orderId": "b", "amount": 1, "reject": True},  # business error, released
-        {"amount": 1},  # no key
+        {"amount": 1},  # no key: the business step runs without a record (and fails on its own)
     ]
 
     def observed(language: str) -> tuple[list[Any], list[dict[str, Any]]]:
