@@ -26,6 +26,8 @@ from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.wrap import (
+    JSONATA,
+    JSONPATH,
     KEY_FUNCTION_PLACEHOLDER,
     TABLE_PLACEHOLDER,
     WrapError,
@@ -122,8 +124,11 @@ class IdempotentStep(sfn.StateMachineFragment):
         key_function: lambda_.IFunction | None = None,
         task_policies: Sequence[iam.PolicyStatement] = (),
         state_name: str | None = None,
+        query_language: str | None = None,
     ) -> None:
-        """``task_policies``: the rights of a Task given as a dict (a CDK Task brings its own)."""
+        """``task_policies``: the rights of a Task given as a dict (a CDK Task brings its own).
+        ``query_language``: the Task's, when its ASL does not say (a dict without QueryLanguage in a
+        JSONata machine); a CDK Task says it itself, and Arguments or Output mean JSONata."""
         super().__init__(scope, construct_id)
         self.state_name = state_name or construct_id
         task_json, own_policies = self._task_json(task)
@@ -140,18 +145,19 @@ class IdempotentStep(sfn.StateMachineFragment):
                 hash_function=hash_function,
                 raise_on_no_key=raise_on_no_key,
                 timeout_seconds=int(timeout.to_seconds()) if timeout else None,
+                query_language=query_language or _language_of(task_json),
             )
             states = inline_states(self.state_name, {**task_json, "End": True}, step)
         except WrapError as error:
             raise ConfigurationError(f"{self.node.path}: {error}") from None
         self.settings = step.settings
-        # A CustomState is named by its construct id: the states keep wrap_state's names.
-        (flow_name, flow_json), (result_name, result_json) = (
-            (name, self._placed(state)) for name, state in states.items()
-        )
-        for field in ("Next", "End"):  # the chain decides where the step goes
-            flow_json.pop(field, None)
-            result_json.pop(field, None)
+        # A CustomState is named by its construct id: the states keep wrap_state's names. A JSONPath
+        # step is the Parallel and its Result pass; a JSONata one, the Parallel alone.
+        placed = {name: self._placed(state) for name, state in states.items()}
+        for state_json in placed.values():
+            for field in ("Next", "End"):  # the chain decides where the step goes
+                state_json.pop(field, None)
+        (flow_name, flow_json), *rest = placed.items()
         self._flow = _GrantingState(
             self,
             flow_name,
@@ -162,8 +168,11 @@ class IdempotentStep(sfn.StateMachineFragment):
                 *task_policies,
             ],
         )
-        self._result = sfn.CustomState(self, result_name, state_json=result_json)
-        self._flow.next(self._result)
+        self._last: sfn.State = self._flow
+        for name, state_json in rest:
+            following = sfn.CustomState(self, name, state_json=state_json)
+            self._last.next(following)
+            self._last = following
 
     @property
     def start_state(self) -> sfn.State:
@@ -171,7 +180,7 @@ class IdempotentStep(sfn.StateMachineFragment):
 
     @property
     def end_states(self) -> list[sfn.INextable]:
-        return [self._result]
+        return [self._last]
 
     def add_catch(
         self,
@@ -238,6 +247,12 @@ def inline_step_statements(
             iam.PolicyStatement(actions=list(KMS_ITEM_ACTIONS), resources=[table.encryption_key.key_arn])
         )
     return statements
+
+
+def _language_of(task_json: Mapping[str, Any]) -> str:
+    if "QueryLanguage" in task_json:
+        return str(task_json["QueryLanguage"])
+    return JSONATA if {"Arguments", "Output"} & set(task_json) else JSONPATH
 
 
 def _substituted(value: Any, values: Mapping[str, str]) -> Any:

@@ -84,7 +84,11 @@ def build_shared_table_stack(app: cdk.App) -> cdk.Stack:
 
 
 def _user_state_machine(
-    stack: cdk.Stack, name: str, chain: sfn.IChainable, workflow_type: sfn.StateMachineType
+    stack: cdk.Stack,
+    name: str,
+    chain: sfn.IChainable,
+    workflow_type: sfn.StateMachineType,
+    query_language: sfn.QueryLanguage | None = None,
 ) -> sfn.StateMachine:
     """A state machine as a user would write it: logged and traced (cdk-nag asks for both)."""
     machine = sfn.StateMachine(
@@ -92,6 +96,7 @@ def _user_state_machine(
         name,
         definition_body=sfn.DefinitionBody.from_chainable(chain),
         state_machine_type=workflow_type,
+        query_language=query_language,
         tracing_enabled=True,
         logs=sfn.LogOptions(destination=logs.LogGroup(stack, f"{name}Logs"), level=sfn.LogLevel.ERROR),
     )
@@ -152,6 +157,28 @@ def build_inline_step_stack(app: cdk.App) -> cdk.Stack:
         event_key_jmespath="shipmentId",
     )
     _user_state_machine(stack, "Express", ship, sfn.StateMachineType.EXPRESS)
+    # A JSONata chain: the step gets the JSONata flow, one Parallel that unwraps its own result
+    invoke_jsonata = tasks.LambdaInvoke.jsonata(
+        stack, "InvokeJsonata", lambda_function=business, outputs="{% $states.result.Payload %}"
+    )
+    confirm = IdempotentStep(
+        stack,
+        "ConfirmStep",
+        state_name="ConfirmOrder",
+        task=invoke_jsonata,
+        table=table,
+        key_prefix="confirmations",
+        event_key_jmespath="orderId",
+    )
+    jsonata = _user_state_machine(
+        stack, "Jsonata", confirm, sfn.StateMachineType.EXPRESS, query_language=sfn.QueryLanguage.JSONATA
+    )
+    cdk.Validations.of(jsonata).acknowledge(
+        cdk.Acknowledgment(
+            id=f"AwsSolutions::AwsSolutions-IAM5[Resource::<{stack.get_logical_id(business.node.default_child)}.Arn>:*]",
+            reason="CDK's LambdaInvoke grants the business function's versions and aliases.",
+        )
+    )
     return stack
 
 

@@ -259,3 +259,43 @@ def test_a_step_can_be_built_in_an_express_chain_with_catch_and_retry():
     states = rendered(Template.from_stack(stack), "/Machine/")["States"]
     assert states["Step"]["Catch"][0]["ErrorEquals"] == ["States.Timeout", "BusinessStepTimeoutError"]
     assert states["Step.Result"]["Next"] == "After"
+
+
+def test_a_jsonata_chain_gets_the_jsonata_flow_and_it_runs(synthesized):
+    # Given the user's JSONata chain with a LambdaInvoke.jsonata step, as synthesized
+    template = synthesized.inline
+    definition = rendered(template, "/Jsonata/")
+    assert definition["QueryLanguage"] == "JSONata"
+    (step,) = definition["States"].values()
+    assert step["Type"] == "Parallel"
+    assert step["Output"] == "{% $states.result[0] %}"
+    assert "ConfirmOrder.Claim" in step["Branches"][0]["States"]
+
+    # When it runs on the local engine, twice with the same order
+    with LocalCloud() as cloud:
+        business = cloud.add_function("business", lambda event, context: {"confirmed": event["orderId"]})
+        inline = cloud.idempotency_substitutions()
+        tokens = {
+            logical_id(template, "AWS::Lambda::Function", "/IdempotencyKeyFunction/"): inline[
+                "IdempotencyKeyFunctionArn"
+            ],
+            logical_id(template, "AWS::DynamoDB::Table", "/Records/"): inline["IdempotencyTableName"],
+            logical_id(template, "AWS::Lambda::Function", "/Business/"): business.arn,
+        }
+        machine = cloud.create_state_machine(
+            "jsonata-from-cdk",
+            json.dumps(rendered(template, "/Jsonata/", tokens)),
+            {},
+            workflow_type="EXPRESS",
+        )
+        first, second = (
+            cloud.run_sync(machine, {"orderId": "o-j"}),
+            cloud.run_sync(machine, {"orderId": "o-j"}),
+        )
+
+    # Then the Task's own Output is the step's, replayed identically; the Lambda ran once
+    assert first.status == "SUCCEEDED", first.cause
+    assert first.output == {"confirmed": "o-j"}
+    assert second.output_json == first.output_json
+    assert "ConfirmOrder.Replay" in second.states
+    assert cloud.lambdas.invocations("business") == 1
