@@ -198,6 +198,7 @@ def powertools_guarded_handler(table_name: str, region: str) -> Callable[[Any, A
 
 def latency_comparison(cloud: LocalCloud, samples: int) -> dict[str, list[float]]:
     service = IdempotentService(cloud, name="latency")
+    jsonata = IdempotentService(cloud, name="latency-jsonata", query_language="JSONata")
     alone = cloud.add_function("alone", lambda event, context: place_order(event))
     alone_machine = cloud.create_state_machine("alone", ONE_STATE_ASL, {"BusinessFunctionArn": alone.arn})
     powertools = cloud.add_function(
@@ -208,7 +209,7 @@ def latency_comparison(cloud: LocalCloud, samples: int) -> dict[str, list[float]
     )
     orders = [{"orderId": f"lat-{i}", "amount": 1} for i in range(samples)]
     warm = [{"orderId": f"warm-{i}", "amount": 1} for i in range(5)]
-    for machine in (alone_machine, service.state_machine_arn, powertools_machine):
+    for machine in (alone_machine, service.state_machine_arn, powertools_machine, jsonata.state_machine_arn):
         latencies(cloud, machine, warm)
     return {
         "(a) business step alone": latencies(cloud, alone_machine, orders),
@@ -217,6 +218,8 @@ def latency_comparison(cloud: LocalCloud, samples: int) -> dict[str, list[float]
             cloud, powertools_machine, [{**o, "orderId": "pt-" + o["orderId"]} for o in orders]
         ),
         "(b) replay": latencies(cloud, service.state_machine_arn, orders),
+        "(d) the same flow in JSONata": latencies(cloud, jsonata.state_machine_arn, orders),
+        "(d) replay, JSONata": latencies(cloud, jsonata.state_machine_arn, orders),
     }
 
 

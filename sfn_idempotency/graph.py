@@ -50,6 +50,8 @@ def _condition(rule: dict[str, Any]) -> str:
             return joiner.join(_condition(inner) for inner in rule[combinator])
     if "Not" in rule:
         return f"not ({_condition(rule['Not'])})"
+    if "Condition" in rule:  # JSONata: the expression itself
+        return str(rule["Condition"]).removeprefix("{%").removesuffix("%}").strip()
     variable = rule["Variable"].removeprefix("$.")
     for key, operator in _COMPARISONS.items():
         if key in rule:

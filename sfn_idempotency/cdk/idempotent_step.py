@@ -168,7 +168,7 @@ class IdempotentStep(sfn.StateMachineFragment):
                 *task_policies,
             ],
         )
-        self._last: sfn.State = self._flow
+        self._last: sfn.CustomState = self._flow
         for name, state_json in rest:
             following = sfn.CustomState(self, name, state_json=state_json)
             self._last.next(following)

@@ -593,7 +593,7 @@ def _query_evaluation_failure(env: Any, expression: str, details: str | None) ->
 
     error_name = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
     cause = f"The JSONata expression '{expression}' threw an error during evaluation: {details}"
-    return FailureEventException(
+    failure: Exception = FailureEventException(
         failure_event=FailureEvent(
             env=env,
             error_name=error_name,
@@ -605,6 +605,7 @@ def _query_evaluation_failure(env: Any, expression: str, details: str | None) ->
             ),
         )
     )
+    return failure
 
 
 class IncompatibleMotoError(RuntimeError):
@@ -675,6 +676,18 @@ _PATCHES: tuple[_Patch, ...] = (
     ),
     _Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringJSONata", "_eval_body", _query_evaluation_errors),
     _Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _query_evaluation_errors),
+    _Patch(
+        15,
+        "moto.stepfunctions.parser.asl.component.common.error_name.failure_event",
+        "FailureEventException",
+        _keep,
+    ),
+    _Patch(
+        15,
+        "moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type:StatesErrorNameType",
+        "StatesQueryEvaluationError",
+        _keep,
+    ),
 )
 
 

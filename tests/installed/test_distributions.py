@@ -14,6 +14,8 @@ from tests.installed.conftest import Distributions, run
 
 SHIPPED_DATA = {
     "sfn_idempotency/statemachines/idempotency.asl.json",
+    "sfn_idempotency/statemachines/idempotency.jsonata.asl.json",
+    "sfn_idempotency/statemachines/order_pipeline_inline.asl.json",
     "sfn_idempotency/statemachines/order_workflow.asl.json",
     "sfn_idempotency/statemachines/sqs_batch.asl.json",
     "sfn_idempotency/statemachines/release_abandoned_claim.asl.json",

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.definitions import placeholders
+from sfn_idempotency.graph import mermaid
 from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 
 JSONPATH, JSONATA = (json.loads(path.read_text(encoding="utf-8")) for path in IDEMPOTENCY_FLOWS.values())
@@ -64,3 +65,11 @@ def test_the_jsonata_flow_reads_no_jsonpath():
         '.$"',
     ):
         assert jsonpath_field not in text, jsonpath_field
+
+
+def test_both_draw_the_same_graph_but_for_the_conditions():
+    def edges(path: Any) -> list[str]:
+        return [line.split(":")[0].strip() for line in mermaid(path).splitlines()]
+
+    jsonpath_file, jsonata_file = IDEMPOTENCY_FLOWS.values()
+    assert edges(jsonata_file) == edges(jsonpath_file)
