@@ -243,13 +243,7 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
         "Assign": {f"{step.result_variable}.$": "$[0]"},
         "ResultPath": None,
     }
-    if outer_retry:
-        parallel["Retry"] = outer_retry
-    if "Catch" in task:
-        parallel["Catch"] = [
-            {**catcher, "ErrorEquals": outer_error_names(catcher.get("ErrorEquals", []))}
-            for catcher in task["Catch"]
-        ]
+    parallel.update(_step_error_handling(task, outer_retry))
     parallel["Next"] = result_name
     result: dict[str, Any] = {
         "Type": "Pass",
@@ -260,11 +254,26 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
     for field in ("ResultPath", "OutputPath"):
         if field in task:
             result[field] = task[field]
-    if task.get("End"):
-        result["End"] = True
-    else:
-        result["Next"] = task["Next"]
+    result.update(_continuation(task))
     return {state_name: parallel, result_name: result}
+
+
+def _step_error_handling(task: dict[str, Any], outer_retry: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Retry and Catch of the whole step: the Task's Catch, and its Retry on idempotency errors."""
+    handling: dict[str, Any] = {}
+    if outer_retry:
+        handling["Retry"] = outer_retry
+    if "Catch" in task:
+        handling["Catch"] = [
+            {**catcher, "ErrorEquals": outer_error_names(catcher.get("ErrorEquals", []))}
+            for catcher in task["Catch"]
+        ]
+    return handling
+
+
+def _continuation(task: dict[str, Any]) -> dict[str, Any]:
+    """Where the Task went on: its Next, or its End."""
+    return {"End": True} if task.get("End") else {"Next": task["Next"]}
 
 
 def _jsonata_step(
@@ -278,17 +287,8 @@ def _jsonata_step(
             state["QueryLanguage"] = JSONATA
     parallel["Branches"] = [branch]
     parallel["Output"] = "{% $states.result[0] %}"
-    if outer_retry:
-        parallel["Retry"] = outer_retry
-    if "Catch" in task:
-        parallel["Catch"] = [
-            {**catcher, "ErrorEquals": outer_error_names(catcher.get("ErrorEquals", []))}
-            for catcher in task["Catch"]
-        ]
-    if task.get("End"):
-        parallel["End"] = True
-    else:
-        parallel["Next"] = task["Next"]
+    parallel.update(_step_error_handling(task, outer_retry))
+    parallel.update(_continuation(task))
     return parallel
 
 

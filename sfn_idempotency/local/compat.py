@@ -58,6 +58,11 @@ change no behaviour).
     refuses it). An expression that fails to evaluate fails its JSONata state with
     ``States.QueryEvaluationError`` as on AWS (moto: ``States.Runtime``), and a string value is
     escaped when moto hands variables and ``$states`` to the evaluator (a quote broke it).
+16. [L16] Query-language scopes: moto's parser keeps the stack of QueryLanguage scopes in a class
+    attribute that every parse shares. A definition refused mid-parse (a JSONPath state under a
+    JSONata top level, refused as AWS refuses it) left its scopes behind, and every later JSONPath
+    definition was then refused as a "downgrade from JSONata"; two parses at once shared one stack.
+    Each parse gets its own.
 """
 
 from __future__ import annotations
@@ -579,6 +584,14 @@ def _query_evaluation_errors(original: Callable[[Any, Any], None]) -> Callable[[
     return eval_body
 
 
+def _own_query_language_scopes(original: Callable[..., None]) -> Callable[..., None]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._query_language_per_scope = []
+
+    return __init__
+
+
 def _query_evaluation_failure(env: Any, expression: str, details: str | None) -> Exception:
     from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
     from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
@@ -687,6 +700,12 @@ _PATCHES: tuple[_Patch, ...] = (
         "moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type:StatesErrorNameType",
         "StatesQueryEvaluationError",
         _keep,
+    ),
+    _Patch(
+        16,
+        "moto.stepfunctions.parser.asl.parse.preprocessor:Preprocessor",
+        "__init__",
+        _own_query_language_scopes,
     ),
 )
 

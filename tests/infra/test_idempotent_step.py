@@ -41,6 +41,18 @@ def rendered(template: Template, path: str, tokens: dict[str, str] | None = None
     return document
 
 
+def local_resources(template: Template, cloud: LocalCloud, business_arn: str) -> dict[str, str]:
+    """The stack's key function, table and business function, by logical id, as the engine has them."""
+    inline = cloud.idempotency_substitutions()
+    return {
+        logical_id(template, "AWS::Lambda::Function", "/IdempotencyKeyFunction/"): inline[
+            "IdempotencyKeyFunctionArn"
+        ],
+        logical_id(template, "AWS::DynamoDB::Table", "/Records/"): inline["IdempotencyTableName"],
+        logical_id(template, "AWS::Lambda::Function", "/Business/"): business_arn,
+    }
+
+
 def test_the_step_is_the_parallel_and_result_wrap_state_makes_with_its_nulls(synthesized):
     # Given the user's Standard chain: Prepare -> PlaceOrder (IdempotentStep) -> Confirm
     states = rendered(synthesized.inline, "/Standard/")["States"]
@@ -122,14 +134,7 @@ def test_the_synthesized_definition_runs_on_the_local_engine(synthesized):
     template = synthesized.inline
     with LocalCloud() as cloud:
         business = cloud.add_function("business", lambda event, context: {"placed": event["orderId"]})
-        inline = cloud.idempotency_substitutions()
-        tokens = {
-            logical_id(template, "AWS::Lambda::Function", "/IdempotencyKeyFunction/"): inline[
-                "IdempotencyKeyFunctionArn"
-            ],
-            logical_id(template, "AWS::DynamoDB::Table", "/Records/"): inline["IdempotencyTableName"],
-            logical_id(template, "AWS::Lambda::Function", "/Business/"): business.arn,
-        }
+        tokens = local_resources(template, cloud, business.arn)
         definition = json.dumps(rendered(template, "/Standard/", tokens))
         machine = cloud.create_state_machine("from-cdk", definition, {})
 
@@ -274,14 +279,7 @@ def test_a_jsonata_chain_gets_the_jsonata_flow_and_it_runs(synthesized):
     # When it runs on the local engine, twice with the same order
     with LocalCloud() as cloud:
         business = cloud.add_function("business", lambda event, context: {"confirmed": event["orderId"]})
-        inline = cloud.idempotency_substitutions()
-        tokens = {
-            logical_id(template, "AWS::Lambda::Function", "/IdempotencyKeyFunction/"): inline[
-                "IdempotencyKeyFunctionArn"
-            ],
-            logical_id(template, "AWS::DynamoDB::Table", "/Records/"): inline["IdempotencyTableName"],
-            logical_id(template, "AWS::Lambda::Function", "/Business/"): business.arn,
-        }
+        tokens = local_resources(template, cloud, business.arn)
         machine = cloud.create_state_machine(
             "jsonata-from-cdk",
             json.dumps(rendered(template, "/Jsonata/", tokens)),

@@ -216,3 +216,19 @@ def test_a_jsonpath_state_inside_a_jsonata_machine_is_refused(local_cloud: Local
     }
     with pytest.raises(Exception, match="JSONata"):
         local_cloud.create_state_machine("mixed", json.dumps(definition), {})
+
+
+def test_a_refused_definition_leaves_no_trace_for_the_next_one(local_cloud: LocalCloud):
+    # Given a JSONata machine with a JSONPath state, refused mid-parse
+    mixed = {
+        "QueryLanguage": "JSONata",
+        "StartAt": "A",
+        "States": {"A": {"Type": "Pass", "QueryLanguage": "JSONPath", "End": True}},
+    }
+    with pytest.raises(Exception, match="JSONata"):
+        local_cloud.create_state_machine("mixed", json.dumps(mixed), {})
+
+    # When a JSONPath machine is created after it, Then it is accepted and runs (fix 16)
+    plain = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Parameters": {"a.$": "$.a"}, "End": True}}}
+    machine = local_cloud.create_state_machine("plain", json.dumps(plain), {})
+    assert local_cloud.run(machine, {"a": 1}).output == {"a": 1}
