@@ -63,6 +63,10 @@ change no behaviour).
     JSONata top level, refused as AWS refuses it) left its scopes behind, and every later JSONPath
     definition was then refused as a "downgrade from JSONata"; two parses at once shared one stack.
     Each parse gets its own.
+17. [L17] CreateStateMachine is idempotent only for the same request: a second create with the same
+    name and the same definition, role and type returns the existing machine; with another one AWS
+    refuses it (StateMachineAlreadyExists). moto returned the old machine, so a redeployed
+    definition silently kept running the old one.
 """
 
 from __future__ import annotations
@@ -87,6 +91,7 @@ import botocore.session
 from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
+from moto.core.exceptions import AWSError
 from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
@@ -584,6 +589,22 @@ def _query_evaluation_errors(original: Callable[[Any, Any], None]) -> Callable[[
     return eval_body
 
 
+class StateMachineAlreadyExists(AWSError):
+    TYPE = "StateMachineAlreadyExists"
+    STATUS = 400
+
+
+def _refuse_a_different_machine_under_a_taken_name(original: Callable[..., Any]) -> Callable[..., Any]:
+    def create_state_machine(self: Any, name: str, definition: str, roleArn: str, **kwargs: Any) -> Any:
+        existing = next((machine for machine in self.state_machines if machine.name == name), None)
+        requested = (definition, roleArn, kwargs.get("sm_type") or "STANDARD")
+        if existing is not None and (existing.definition, existing.roleArn, existing.type) != requested:
+            raise StateMachineAlreadyExists(f"State Machine Already Exists: '{existing.arn}'")
+        return original(self, name, definition, roleArn, **kwargs)
+
+    return create_state_machine
+
+
 def _own_query_language_scopes(original: Callable[..., None]) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
@@ -706,6 +727,12 @@ _PATCHES: tuple[_Patch, ...] = (
         "moto.stepfunctions.parser.asl.parse.preprocessor:Preprocessor",
         "__init__",
         _own_query_language_scopes,
+    ),
+    _Patch(
+        17,
+        "moto.stepfunctions.models:StepFunctionBackend",
+        "create_state_machine",
+        _refuse_a_different_machine_under_a_taken_name,
     ),
 )
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from sfn_idempotency.local import LocalCloud, compat
 
@@ -630,3 +631,17 @@ def test_variables_of_a_parallel_branch_read_the_outer_scope_and_end_with_it(loc
     # here, as LocalStack's evaluator reads an unknown variable; what AWS answers is unverified, L15)
     states["Later"] = {"Type": "Pass", "Parameters": {"o.$": "$outer", "i.$": "$inner"}, "End": True}
     assert run_definition(local_cloud, states, {}).output == {"o": "o", "i": None}
+
+
+# -- fix 17: CreateStateMachine is idempotent only for the same request ----------------------------
+def test_a_taken_name_with_another_definition_is_refused(local_cloud: LocalCloud):
+    # AWS: the same request again returns the machine; a different one is StateMachineAlreadyExists
+    first = {"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}
+    other = {"StartAt": "B", "States": {"B": {"Type": "Pass", "End": True}}}
+    arn = local_cloud.create_state_machine("taken", json.dumps(first), {})
+    assert local_cloud.create_state_machine("taken", json.dumps(first), {}) == arn
+    with pytest.raises(ClientError) as refused:
+        local_cloud.create_state_machine("taken", json.dumps(other), {})
+    assert refused.value.response["Error"]["Code"] == "StateMachineAlreadyExists"
+    with pytest.raises(ClientError):
+        local_cloud.create_state_machine("taken", json.dumps(first), {}, workflow_type="EXPRESS")
