@@ -589,7 +589,7 @@ def _query_evaluation_errors(original: Callable[[Any, Any], None]) -> Callable[[
     return eval_body
 
 
-class StateMachineAlreadyExists(AWSError):
+class StateMachineAlreadyExists(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
     TYPE = "StateMachineAlreadyExists"
     STATUS = 400
 
