@@ -26,7 +26,7 @@ from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.records import describe, plain
 from sfn_idempotency.remote import NotExactlyOneError, client, default_state_machine, only_table
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
-from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
+from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH, example_settings
 from sfn_idempotency.wrap import WrapError, wrap_state
 
 EXIT_FAILED_EXECUTION = 1
@@ -295,15 +295,19 @@ def serve(arguments: argparse.Namespace) -> int:
             service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline"),
             service.deploy_inline(inline_workflows.sqs_batch(settings), "sqs-batch"),
         ]
+        # The HTTP front door: POST {apiEndpoint}/orders with an Idempotency-Key header.
+        api = service.deploy_http_api(error_statuses=ORDER_ERROR_STATUSES)
         ready = {
             "endpoint": cloud.endpoint_url,
             "region": cloud.region,
             "stateMachineArns": [service.state_machine_arn, events.state_machine_arn],
-            "expressStateMachineArns": express,
+            "expressStateMachineArns": [*express, api.state_machine_arn],
+            "apiEndpoint": api.start(),
             "tableName": service.table_name,
         }
         print(json.dumps(ready), flush=True)
         stop.wait()
+        api.stop()
     finally:
         cloud.close()
     print("sfn-idempotency: stopped", file=sys.stderr, flush=True)

@@ -24,6 +24,7 @@ def package_dir(package: str) -> Path:
 STATEMACHINES_DIR = package_dir("sfn_idempotency.statemachines")
 LAMBDAS_DIR = package_dir("sfn_idempotency.lambdas")
 EVENTS_DIR = package_dir("sfn_idempotency.events")
+APIS_DIR = package_dir("sfn_idempotency.apis")
 IDEMPOTENCY_ASL = STATEMACHINES_DIR / "idempotency.asl.json"
 IDEMPOTENCY_JSONATA_ASL = STATEMACHINES_DIR / "idempotency.jsonata.asl.json"
 # The flow in each query language: the same states, records, outputs and error names.
@@ -32,5 +33,8 @@ ORDER_WORKFLOW_ASL = STATEMACHINES_DIR / "order_workflow.asl.json"
 ORDER_PIPELINE_INLINE_ASL = STATEMACHINES_DIR / "order_pipeline_inline.asl.json"
 SQS_BATCH_ASL = STATEMACHINES_DIR / "sqs_batch.asl.json"
 RELEASE_ASL = STATEMACHINES_DIR / "release_abandoned_claim.asl.json"
+HTTP_ORDERS_ASL = STATEMACHINES_DIR / "http_orders.asl.json"
+ORDERS_REQUEST_TEMPLATE = APIS_DIR / "orders.request.vtl"
+ORDERS_RESPONSE_TEMPLATE = APIS_DIR / "orders.response.vtl"
 ORDER_PLACED_PATTERN = EVENTS_DIR / "order_placed.pattern.json"
 EXECUTION_ENDED_PATTERN = EVENTS_DIR / "execution_ended.pattern.json"

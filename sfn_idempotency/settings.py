@@ -19,6 +19,10 @@ EXAMPLE_ENVIRONMENT: dict[str, str] = {
 ORDER_EVENT_KEY_JMESPATH = "detail.orderId"
 # SQS records (batches from EventBridge Pipes or a poller) carry the order as JSON text in `body`.
 ORDER_MESSAGE_KEY_JMESPATH = "powertools_json(body).orderId"
+# The HTTP front door's route has keys of its own (the Idempotency-Key header, not the order id), and
+# answers the example's business errors with these statuses (others: 502).
+HTTP_KEY_PREFIX_SUFFIX = "-http"
+ORDER_ERROR_STATUSES = {"InvalidOrderError": 422, "PaymentGatewayTimeout": 504}
 _OVERRIDABLE_PREFIXES = ("IDEMPOTENCY_", "POWERTOOLS_IDEMPOTENCY_DISABLED")
 
 

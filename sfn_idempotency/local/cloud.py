@@ -14,6 +14,7 @@ from types import TracebackType
 from typing import Any, Self
 
 import boto3
+from botocore.config import Config
 
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, history, lambda_invocations
@@ -167,14 +168,17 @@ class LocalCloud:
     def endpoint_url(self) -> str | None:
         return self.backend.endpoint_url
 
-    def client(self, service: str) -> Any:
-        """A boto3 client for this cloud (its credentials are fake and never leave the machine)."""
+    def client(self, service: str, *, inject_host_prefix: bool = True) -> Any:
+        """A boto3 client for this cloud (its credentials are fake and never leave the machine).
+        ``inject_host_prefix=False`` for StartSyncExecution against a server endpoint (the SDK would
+        send it to a "sync-" host that a loopback address does not have)."""
         return boto3.client(
             service,
             region_name=self.region,
             endpoint_url=self.endpoint_url,
             aws_access_key_id="local",
             aws_secret_access_key="local",
+            config=Config(inject_host_prefix=inject_host_prefix),
         )
 
     # -- resources -------------------------------------------------------------------------

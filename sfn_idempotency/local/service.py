@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step, with_lease
+from sfn_idempotency.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
 from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+from sfn_idempotency.local.api_gateway import LocalRestApi, Route
 from sfn_idempotency.local.cloud import (
     COMPUTE_KEY_HANDLER,
     DEFAULT_WAIT_SECONDS,
@@ -26,9 +28,11 @@ from sfn_idempotency.resources import (
     IDEMPOTENCY_FLOWS,
     LAMBDAS_DIR,
     ORDER_PLACED_PATTERN,
+    ORDERS_REQUEST_TEMPLATE,
+    ORDERS_RESPONSE_TEMPLATE,
     RELEASE_ASL,
 )
-from sfn_idempotency.settings import example_settings
+from sfn_idempotency.settings import HTTP_KEY_PREFIX_SUFFIX, example_settings
 from sfn_idempotency.wrap import (
     KEY_FUNCTION_PLACEHOLDER,
     RESULT_STATE,
@@ -202,6 +206,33 @@ class IdempotentService:
             BUSINESS_FUNCTION_PLACEHOLDER: self._business_lambda().arn,
         }
         return self.cloud.create_state_machine(name, definition, substitutions, workflow_type=workflow_type)
+
+    def deploy_http_api(
+        self,
+        *,
+        name: str = "http-orders",
+        key_prefix: str | None = None,
+        success_status: int = DEFAULT_SUCCESS_STATUS,
+        error_statuses: Mapping[str, int] | None = None,
+    ) -> LocalRestApi:
+        """The HTTP front door on this service's business Lambda (sfn_idempotency.http_api): its
+        Express workflow, and ``POST /orders`` on a loopback port rendering the same templates API
+        Gateway renders; ``.start()`` it. Keys get ``key_prefix`` (default: this service's + "-http")."""
+        prefix = key_prefix or f"{self.settings.key_prefix}{HTTP_KEY_PREFIX_SUFFIX}"
+        definition, retry_after = http_workflow(
+            self.settings.model_copy(update={"key_prefix": prefix}),
+            success_status=success_status,
+            error_statuses=error_statuses,
+        )
+        machine = self.deploy_inline(definition, name)
+        route = Route(
+            path=ROUTE,
+            request_template=ORDERS_REQUEST_TEMPLATE.read_text(encoding="utf-8"),
+            response_template=ORDERS_RESPONSE_TEMPLATE.read_text(encoding="utf-8"),
+            stage_variables={"stateMachineArn": machine, "retryAfterSeconds": str(retry_after)},
+        )
+        sync = self.cloud.client("stepfunctions", inject_host_prefix=False)
+        return LocalRestApi(machine, route, lambda call: dict(sync.start_sync_execution(**call)))
 
     def nest_in(self, asl: Path, name: str) -> str:
         """A workflow (the order pipeline, the SQS batch) that runs this one with startExecution.sync:2."""

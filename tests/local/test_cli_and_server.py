@@ -95,7 +95,9 @@ def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
     assert server.ready["expressStateMachineArns"] == [
         "arn:aws:states:us-east-1:123456789012:stateMachine:order-pipeline-inline",
         "arn:aws:states:us-east-1:123456789012:stateMachine:sqs-batch",
+        "arn:aws:states:us-east-1:123456789012:stateMachine:http-orders",
     ]
+    assert server.ready["apiEndpoint"].startswith("http://127.0.0.1:")
     assert server.ready["tableName"] == "idempotency-table"
 
 
