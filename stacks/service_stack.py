@@ -19,6 +19,7 @@ from sfn_idempotency.cdk import (
     RUNTIME,
     EventTrigger,
     IdempotencyTable,
+    IdempotentHttpApi,
     IdempotentWorkflow,
     InlineWorkflow,
     NestedWorkflow,
@@ -31,7 +32,7 @@ from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL
-from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH
+from sfn_idempotency.settings import HTTP_KEY_PREFIX_SUFFIX, ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH
 
 BUSINESS_MEMORY_MB = 256
 # Longer than an Express execution can run (5 min), so a batch in flight is never delivered twice.
@@ -83,12 +84,23 @@ class IdempotencyServiceStack(Stack):
         )
         batch = self._build_inline_workflow("SqsBatch", inline_workflows.sqs_batch(settings))
         self.orders_queue = self._build_orders_pipe(batch.state_machine)
+        # The HTTP front door: POST /orders with an Idempotency-Key header, keys of its own.
+        http_api = IdempotentHttpApi(
+            self,
+            "OrdersHttpApi",
+            business_function=self.place_order,
+            table=self.table,
+            key_prefix=f"{settings.key_prefix}{HTTP_KEY_PREFIX_SUFFIX}",
+            timeout=Duration.seconds(settings.timeout_seconds),
+            error_statuses=ORDER_ERROR_STATUSES,
+        )
         CfnOutput(self, "StateMachineArn", value=self.workflow.state_machine.state_machine_arn)
         CfnOutput(self, "EventStateMachineArn", value=self.event_workflow.state_machine.state_machine_arn)
         CfnOutput(self, "OrderPipelineArn", value=pipeline.state_machine.state_machine_arn)
         CfnOutput(self, "OrderPipelineInlineArn", value=inline_pipeline.state_machine.state_machine_arn)
         CfnOutput(self, "SqsBatchStateMachineArn", value=batch.state_machine.state_machine_arn)
         CfnOutput(self, "OrdersQueueUrl", value=self.orders_queue.queue_url)
+        CfnOutput(self, "OrdersApiUrl", value=http_api.url)
         CfnOutput(self, "TableName", value=self.table.table_name)
 
     def _build_workflow(self, construct_id: str, event_key_jmespath: str) -> IdempotentWorkflow:

@@ -5,6 +5,8 @@
 - ``IdempotentStep``: one Task of your own state machine made idempotent inline (Standard or Express).
 - ``IdempotencyKeyFunction``: the key Lambda every inline step of a stack shares.
 - ``InlineWorkflow``: a state machine from ASL whose Tasks were wrapped with ``wrap_state``.
+- ``IdempotentHttpApi``: ``POST /orders`` honouring the Idempotency-Key header (API Gateway to
+  StartSyncExecution of an Express workflow, no Lambda in front).
 - ``ClaimRelease``: releases claims of executions that ended where no Catch could see it.
 - ``NestedWorkflow``: a workflow that runs an idempotent one with ``startExecution.sync:2``.
 - ``EventTrigger``: an EventBridge rule that starts a state machine, with retries and a DLQ.
@@ -17,6 +19,7 @@ require_extra("cdk", "sfn_idempotency.cdk")
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger, event_pattern  # noqa: E402
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable  # noqa: E402
+from sfn_idempotency.cdk.idempotent_http_api import IdempotentHttpApi  # noqa: E402
 from sfn_idempotency.cdk.idempotent_step import (  # noqa: E402
     IdempotencyKeyFunction,
     IdempotentStep,
@@ -40,6 +43,7 @@ __all__ = [
     "EventTrigger",
     "IdempotencyKeyFunction",
     "IdempotencyTable",
+    "IdempotentHttpApi",
     "IdempotentStep",
     "IdempotentWorkflow",
     "InlineWorkflow",

@@ -38,6 +38,19 @@ DEAD_LETTER_QUEUE_FINDINGS = {
 }
 
 
+HTTP_API_FINDINGS = {
+    f"{_PACK}-APIG2": (
+        "The workflow validates the request itself (the Idempotency-Key header, answered 400 as "
+        "problem+json naming it); a request validator would answer with API Gateway's own body."
+    ),
+    f"{_PACK}-APIG3": "WAF is the deployer's choice per account; the stage is throttled.",
+    f"{_PACK}-COG4": "Calls are signed: the route uses IAM authorization, not a Cognito user pool.",
+    f"{_PACK}-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]": (
+        "The account's API Gateway logging role: AWS's managed policy only writes CloudWatch logs."
+    ),
+}
+
+
 def _acknowledge(scope: IConstruct, findings: dict[str, str]) -> None:
     Validations.of(scope).acknowledge(
         *(Acknowledgment(id=rule, reason=reason) for rule, reason in findings.items())
@@ -50,6 +63,10 @@ def acknowledge_lambda_findings(function: lambda_.Function) -> None:
 
 def acknowledge_state_machine_findings(state_machine: sfn.StateMachine) -> None:
     _acknowledge(state_machine, STATE_MACHINE_FINDINGS)
+
+
+def acknowledge_http_api_findings(api: IConstruct) -> None:
+    _acknowledge(api, HTTP_API_FINDINGS)
 
 
 def acknowledge_dead_letter_queue_findings(queue: IConstruct) -> None:
