@@ -7,6 +7,7 @@ depend on the machine; the README quotes one run.
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import json
 import platform
@@ -167,6 +168,73 @@ def _child_states(cloud: LocalCloud, service: IdempotentService) -> list[str]:
     return cloud.wait(cloud.executions(service.state_machine_arn)[-1]).states
 
 
+@dataclass
+class HttpCost:
+    """The HTTP front door's workflow called one way (through the local REST API, or directly)."""
+
+    way: str
+    path: str
+    latency_ms: list[float]
+    seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return len(self.latency_ms) / self.seconds
+
+
+def http_front_door(samples: int) -> list[HttpCost]:
+    """The same requests through POST /orders (templates, HTTP) and through StartSyncExecution alone,
+    first runs (new keys) then replays: what the front door itself adds."""
+    import httpx
+
+    with LocalCloud(retry_wait_scale=0) as cloud:
+        service = IdempotentService(cloud, name="http")
+        api = service.deploy_http_api()
+        endpoint = f"{api.start()}/orders"
+        sync = cloud.client("stepfunctions", inject_host_prefix=False)
+        costs = []
+        try:
+            with httpx.Client(timeout=60) as http:
+                ways: dict[str, Callable[[str, dict[str, Any]], None]] = {
+                    "POST /orders (HTTP, templates)": lambda key, body: _expect(
+                        http.post(endpoint, json=body, headers={"Idempotency-Key": key}).status_code, 201
+                    ),
+                    "StartSyncExecution alone": lambda key, body: _expect(
+                        sync.start_sync_execution(
+                            stateMachineArn=api.state_machine_arn,
+                            input=json.dumps(
+                                {
+                                    "idempotencyKeyBase64": base64.b64encode(key.encode()).decode(),
+                                    "body": body,
+                                }
+                            ),
+                        )["status"],
+                        "SUCCEEDED",
+                    ),
+                }
+                for number, (way, call) in enumerate(ways.items()):
+                    requests = [
+                        (f"bench-{number}-{i}", {"orderId": f"http-{number}-{i}", "amount": 1})
+                        for i in range(samples)
+                    ]
+                    for path in ("first run", "replay"):
+                        timings = []
+                        started = time.perf_counter()
+                        for key, body in requests:
+                            begun = time.perf_counter()
+                            call(key, body)
+                            timings.append((time.perf_counter() - begun) * 1000)
+                        costs.append(HttpCost(way, path, timings, time.perf_counter() - started))
+        finally:
+            api.stop()
+    return costs
+
+
+def _expect(actual: Any, expected: Any) -> None:
+    if actual != expected:
+        raise RuntimeError(f"expected {expected!r}, got {actual!r}")
+
+
 def latencies(cloud: LocalCloud, state_machine_arn: str, events: list[Any]) -> list[float]:
     """Milliseconds from start to stop of each execution, as Step Functions records them."""
     samples = []
@@ -288,6 +356,7 @@ def percentile(samples: list[float], fraction: float) -> float:
 def render(
     costs: list[PathCost],
     embedding: list[EmbeddingCost],
+    http: list[HttpCost],
     latency: dict[str, list[float]],
     rates: dict[str, float],
     storms: list[Storm],
@@ -345,6 +414,21 @@ def render(
         "200 ms in one 64 MB chunk (bench/pricing.py); it pays no state transitions, and cannot nest "
         "with .sync. Latency: start to answer as the caller sees it (StartExecution and waiting, or "
         "StartSyncExecution), on the local engine.",
+        "",
+        "## HTTP front door (local)",
+        "",
+        "| way | path | requests/s | p50 (ms) | p95 (ms) | requests |",
+        "|---|---|---|---|---|---|",
+    ]
+    for h in http:
+        lines.append(
+            f"| {h.way} | {h.path} | {h.per_second:.1f} | {statistics.median(h.latency_ms):.1f} | "
+            f"{percentile(h.latency_ms, 0.95):.1f} | {len(h.latency_ms)} |"
+        )
+    lines += [
+        "",
+        "One client, one request at a time, on the embedded engine: the difference between the two ways is "
+        "the front door's own cost (the two templates, the HTTP round trip), not AWS's.",
         "",
         "## Latency (execution start to stop, ms)",
         "",
@@ -419,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         latency = latency_comparison(cloud, arguments.samples)
     with LocalCloud(retry_wait_scale=0) as cloud:
         embedding = embedding_costs(cloud, arguments.samples // 2)
+    http = http_front_door(arguments.samples)
     # Each throughput point on a fresh engine: moto looks executions up by scanning them all, so
     # an engine that already ran thousands would measure moto's bookkeeping, not this workflow.
     rates: dict[str, float] = {}
@@ -430,7 +515,7 @@ def main(argv: list[str] | None = None) -> int:
             rates[label] = throughput(service, concurrency, arguments.executions)
     RESULTS_DIR.mkdir(exist_ok=True)
     storms = [storm(concurrency, STORM_KEYS) for concurrency in arguments.storms]
-    report = render(costs, embedding, latency, rates, storms, time.perf_counter() - started)
+    report = render(costs, embedding, http, latency, rates, storms, time.perf_counter() - started)
     (RESULTS_DIR / "results.md").write_text(report, encoding="utf-8")
     chart(latency, RESULTS_DIR / "latency.png")
     print(report)

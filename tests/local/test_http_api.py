@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.api_gateway import Util
 from tests.servers import clean_environment, read_ready_line, start_server
 
@@ -103,10 +104,32 @@ def test_a_business_error_gets_its_configured_status_and_releases_the_key(api: s
         assert answer.status_code == 504
         assert answer.headers["content-type"] == PROBLEM
         assert answer.json()["error"] == "PaymentGatewayTimeout"
-        assert "Traceback" not in answer.text and "stackTrace" not in answer.text
+        assert "Traceback" not in answer.text
+        assert "stackTrace" not in answer.text
         assert "idempotent-replayed" not in answer.headers
-    # And an error without a configured status is 502 (serve maps InvalidOrderError to 422)
+    # And another configured error gets its own status (serve maps InvalidOrderError to 422)
     assert post(api, order(amount=-1), new_key()).status_code == 422
+
+
+def test_an_unmapped_business_error_is_502_and_a_retry_runs_the_step_again(local_cloud: LocalCloud):
+    # Given the front door in process, with a table that maps only InvalidOrderError
+    service = IdempotentService(local_cloud)
+    api = service.deploy_http_api(error_statuses={"InvalidOrderError": 409})
+    endpoint = f"{api.start()}/orders"
+    try:
+        key, failing = new_key(), order(simulate={"error": "PaymentGatewayTimeout"})
+
+        # When a request fails with an error the table does not name, and the client retries it
+        answers = [post(endpoint, failing, key) for _ in range(2)]
+
+        # Then both are 502 naming the error, and the business step ran twice: the claim was released
+        assert [(a.status_code, a.json()["error"]) for a in answers] == [(502, "PaymentGatewayTimeout")] * 2
+        assert service.business_runs == 2
+        assert service.records() == []
+        # And the error the table names gets its status
+        assert post(endpoint, order(amount=-1), new_key()).status_code == 409
+    finally:
+        api.stop()
 
 
 def test_thirty_two_concurrent_posts_place_the_order_once(api: str):

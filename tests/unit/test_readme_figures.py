@@ -2,7 +2,14 @@
 
 from tests import REPOSITORY_ROOT
 
-SECTIONS = ("## Per path", "## Nested vs inline", "## Latency", "## Throughput", "## Duplicate storms")
+SECTIONS = (
+    "## Per path",
+    "## Nested vs inline",
+    "## HTTP front door",
+    "## Latency",
+    "## Throughput",
+    "## Duplicate storms",
+)
 
 
 def table_after(text: str, title: str) -> str:
