@@ -42,9 +42,6 @@ class Util:
     def base64Encode(self, text: str) -> str:
         return base64.b64encode(str(text or "").encode("utf-8")).decode("ascii")
 
-    def base64Decode(self, text: str) -> str:
-        return base64.b64decode(str(text)).decode("utf-8")
-
     def escapeJavaScript(self, text: str) -> JavaString:
         escaped = "".join(_JAVASCRIPT_ESCAPES.get(char, _unicode_escape(char)) for char in str(text))
         return JavaString(escaped)
@@ -64,11 +61,9 @@ class Input:
         self.body = body
         # API Gateway matches header names without regard to case.
         self._headers = {name.lower(): value for name, value in headers.items()}
-        self._header_names = dict(headers)
 
-    def params(self, name: str | None = None) -> Any:
-        if name is None:
-            return {"header": self._header_names, "path": {}, "querystring": {}}
+    def params(self, name: str) -> str:
+        """A parameter by name (path, query string, then header: here there are only headers)."""
         return self._headers.get(name.lower(), "")
 
     def json(self, path: str) -> str:
