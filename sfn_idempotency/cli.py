@@ -55,7 +55,7 @@ class OneLineParser(argparse.ArgumentParser):
     """Bad arguments are one line on stderr and exit code 2, like every other bad input here."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {one_line(message)} (see --help)\n")
 
 
 def port(text: str) -> int:
@@ -447,8 +447,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _bad_input(message: str) -> int:
-    print(f"sfn-idempotency: error: {message}", file=sys.stderr)
+    print(f"sfn-idempotency: error: {one_line(message)}", file=sys.stderr)
     return EXIT_BAD_INPUT
+
+
+def one_line(message: str) -> str:
+    """Bad input is one line, even when it quotes what it was given (a file name with a newline)."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def run() -> NoReturn:

@@ -118,6 +118,8 @@ def test_hostile_arguments_are_one_line_and_exit_2(hostile_files: dict[str, Path
         ["start", "--endpoint-url", "notaurl", "--input", "{}"],
         ["record", "--endpoint-url", CLOSED_ENDPOINT, "--key", ""],
         ["graph", "--asl", "/nonexistent.asl.json"],
+        ["graph", "--asl", "\n"],  # hypothesis found it: the message quoted the name with its newline
+        ["wrap", "\r\n", "--state", "A", "--key-prefix", "p"],
     ],
 )
 def test_the_invocations_that_once_raised_are_bad_input(argv: list[str], hostile_files: dict[str, Path]):
