@@ -30,6 +30,8 @@ IDEMPOTENCY_JSONATA_ASL = STATEMACHINES_DIR / "idempotency.jsonata.asl.json"
 # The flow in each query language: the same states, records, outputs and error names.
 IDEMPOTENCY_FLOWS = {"JSONPath": IDEMPOTENCY_ASL, "JSONata": IDEMPOTENCY_JSONATA_ASL}
 ORDER_WORKFLOW_ASL = STATEMACHINES_DIR / "order_workflow.asl.json"
+# The key Lambda's handler, under LAMBDAS_DIR (the asset root on AWS, the code folder locally).
+COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
 ORDER_PIPELINE_INLINE_ASL = STATEMACHINES_DIR / "order_pipeline_inline.asl.json"
 SQS_BATCH_ASL = STATEMACHINES_DIR / "sqs_batch.asl.json"
 RELEASE_ASL = STATEMACHINES_DIR / "release_abandoned_claim.asl.json"

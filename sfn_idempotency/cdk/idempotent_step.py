@@ -16,14 +16,11 @@ from aws_cdk import Duration, JsonNull, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
-from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
-from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
-from sfn_idempotency.cdk.state_machines import LOG_RETENTION
+from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.wrap import (
     JSONATA,
@@ -37,8 +34,6 @@ from sfn_idempotency.wrap import (
 )
 
 DEFAULT_EXPIRES_AFTER = Duration.hours(1)
-KEY_FUNCTION_TIMEOUT = Duration.seconds(10)
-KEY_FUNCTION_MEMORY_MB = 256
 # The flow's item operations on the table: Claim, Read, Complete, Release.
 FLOW_TABLE_ACTIONS = ("dynamodb:PutItem", "dynamodb:GetItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem")
 _KEY_FUNCTION_ID = "IdempotencyKeyFunction"
@@ -54,20 +49,13 @@ class IdempotencyKeyFunction(Construct):
         self, scope: Construct, construct_id: str, *, powertools_layer_version: int = POWERTOOLS_LAYER_VERSION
     ) -> None:
         super().__init__(scope, construct_id)
-        self.function = lambda_.Function(
+        self.function = key_function(
             self,
             "Function",
             description="Idempotency keys for inline steps; each step's settings travel in its payload",
-            runtime=RUNTIME,
-            handler="compute_key.handler.handler",
-            code=handler_code("compute_key"),
-            layers=[powertools_layer(self, powertools_layer_version)],
-            timeout=KEY_FUNCTION_TIMEOUT,
-            memory_size=KEY_FUNCTION_MEMORY_MB,
-            tracing=lambda_.Tracing.ACTIVE,
-            log_group=logs.LogGroup(self, "Logs", retention=LOG_RETENTION),
+            log_group_id="Logs",
+            powertools_layer_version=powertools_layer_version,
         )
-        acknowledge_lambda_findings(self.function)
 
     @classmethod
     def of(cls, scope: Construct) -> IdempotencyKeyFunction:

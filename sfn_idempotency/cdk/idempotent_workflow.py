@@ -10,15 +10,13 @@ from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable, grant_item_access
-from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, RUNTIME, handler_code, powertools_layer
-from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
-from sfn_idempotency.cdk.state_machines import LOG_RETENTION, build_state_machine
+from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
+from sfn_idempotency.cdk.state_machines import build_state_machine
 from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
@@ -27,8 +25,6 @@ from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, 
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 EXPRESS_MAX_DURATION_SECONDS = 300
-COMPUTE_KEY_TIMEOUT = Duration.seconds(10)
-COMPUTE_KEY_MEMORY_MB = 256
 DEFAULT_BUSINESS_TIMEOUT = Duration.seconds(60)
 DEFAULT_EXPIRES_AFTER = Duration.hours(1)
 EXPRESS_UNSUPPORTED_PATTERNS = (".sync", ".waitForTaskToken")
@@ -163,22 +159,14 @@ class IdempotentWorkflow(Construct):
         return settings
 
     def _build_compute_key_function(self, layer_version: int) -> lambda_.Function:
-        function = lambda_.Function(
+        return key_function(
             self,
             "ComputeKeyFunction",
             description=f"Idempotency key for prefix {self.settings.key_prefix}; no AWS calls",
-            runtime=RUNTIME,
-            handler="compute_key.handler.handler",
-            code=handler_code("compute_key"),
-            layers=[powertools_layer(self, layer_version)],
+            log_group_id="ComputeKeyLogs",
             environment=self.settings.to_environment(),
-            timeout=COMPUTE_KEY_TIMEOUT,
-            memory_size=COMPUTE_KEY_MEMORY_MB,
-            tracing=lambda_.Tracing.ACTIVE,
-            log_group=logs.LogGroup(self, "ComputeKeyLogs", retention=LOG_RETENTION),
+            powertools_layer_version=layer_version,
         )
-        acknowledge_lambda_findings(function)
-        return function
 
     def _build_state_machine(
         self,

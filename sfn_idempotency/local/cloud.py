@@ -25,7 +25,7 @@ from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
-from sfn_idempotency.resources import LAMBDAS_DIR
+from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
 LOG = logging.getLogger(__name__)
@@ -33,11 +33,11 @@ DEFAULT_REGION = "us-east-1"
 MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.002
-# moto logs every failed execution with a stack trace; a failed execution is an outcome here.
-COMPUTE_KEY_HANDLER = "compute_key.handler.handler"
+KEY_FUNCTION_TIMEOUT_SECONDS = 10  # as the constructs deploy it
 # What idempotency_substitutions() creates for inline idempotent steps.
 INLINE_KEY_FUNCTION = "idempotency-key"
 INLINE_TABLE = "idempotency-records"
+# moto logs every failed execution with a stack trace; a failed execution is an outcome here.
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
 
 
@@ -211,18 +211,25 @@ class LocalCloud:
         )
         return name
 
+    def add_key_function(
+        self, name: str, settings_environment: Mapping[str, str] | None = None
+    ) -> LocalFunction:
+        """The key Lambda (``compute_key``), quiet below warnings: with a standalone workflow's
+        IDEMPOTENCY_* ``settings_environment``, or none for one that inline steps share."""
+        return self.add_function(
+            name,
+            COMPUTE_KEY_HANDLER,
+            code_dir=LAMBDAS_DIR,
+            environment={**(settings_environment or {}), "POWERTOOLS_LOG_LEVEL": "WARNING"},
+            timeout_seconds=KEY_FUNCTION_TIMEOUT_SECONDS,
+        )
+
     def idempotency_substitutions(self) -> dict[str, str]:
         """The placeholders of a definition with inline idempotent steps (sfn_idempotency.wrap): one
         shared key Lambda (no settings of its own: each step's travel in its payload) and one table,
         created on first use, as ``IdempotencyKeyFunction`` and ``IdempotencyTable`` deploy them."""
         if self._inline_substitutions is None:
-            function = self.add_function(
-                INLINE_KEY_FUNCTION,
-                COMPUTE_KEY_HANDLER,
-                code_dir=LAMBDAS_DIR,
-                environment={"POWERTOOLS_LOG_LEVEL": "WARNING"},
-                timeout_seconds=10,
-            )
+            function = self.add_key_function(INLINE_KEY_FUNCTION)
             self._inline_substitutions = {
                 KEY_FUNCTION_PLACEHOLDER: function.arn,
                 TABLE_PLACEHOLDER: self.create_table(INLINE_TABLE),

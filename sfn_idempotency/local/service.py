@@ -14,7 +14,6 @@ from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.local.api_gateway import LocalRestApi, Route
 from sfn_idempotency.local.cloud import (
-    COMPUTE_KEY_HANDLER,
     DEFAULT_WAIT_SECONDS,
     EngineError,
     ExecutionResult,
@@ -117,12 +116,8 @@ class IdempotentService:
         self.compute_key_function = f"{name}-compute-key"
         self.business_function = f"{name}-business"
         self.table_name = table_name or cloud.create_table(f"{name}-table")
-        self.compute_key = compute_key = cloud.add_function(
-            self.compute_key_function,
-            COMPUTE_KEY_HANDLER,
-            code_dir=LAMBDAS_DIR,
-            environment={**self.settings.to_environment(), "POWERTOOLS_LOG_LEVEL": "WARNING"},
-            timeout_seconds=10,
+        self.compute_key = compute_key = cloud.add_key_function(
+            self.compute_key_function, self.settings.to_environment()
         )
         substitutions = (
             {KEY_FUNCTION_PLACEHOLDER: compute_key.arn, TABLE_PLACEHOLDER: self.table_name}
