@@ -26,7 +26,8 @@ from sfn_idempotency.cdk import (
     handler_code,
     powertools_layer,
 )
-from sfn_idempotency.cdk.nag import acknowledge_dead_letter_queue_findings, acknowledge_lambda_findings
+from sfn_idempotency.cdk.event_trigger import dead_letter_queue
+from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
 from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
@@ -37,7 +38,6 @@ from sfn_idempotency.settings import HTTP_KEY_PREFIX_SUFFIX, ORDER_ERROR_STATUSE
 BUSINESS_MEMORY_MB = 256
 # Longer than an Express execution can run (5 min), so a batch in flight is never delivered twice.
 ORDERS_VISIBILITY_TIMEOUT = Duration.minutes(6)
-DEAD_LETTER_RETENTION = Duration.days(14)
 MAX_RECEIVES = 5
 PIPE_BATCH_SIZE = 10
 
@@ -141,14 +141,7 @@ class IdempotencyServiceStack(Stack):
         """An SQS queue whose batches EventBridge Pipes hands to the batch workflow synchronously
         (REQUEST_RESPONSE, which needs an Express target): the workflow's batchItemFailures tell Pipes
         which messages to leave for redelivery; after MAX_RECEIVES they go to the dead-letter queue."""
-        dead_letters = sqs.Queue(
-            self,
-            "OrdersDeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DEAD_LETTER_RETENTION,
-        )
-        acknowledge_dead_letter_queue_findings(dead_letters)
+        dead_letters = dead_letter_queue(self, "OrdersDeadLetters")
         queue = sqs.Queue(
             self,
             "Orders",

@@ -46,7 +46,7 @@ class EventTrigger(Construct):
         self, scope: Construct, construct_id: str, *, pattern: Mapping[str, Any], target: sfn.IStateMachine
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letter_queue = self._build_dead_letter_queue()
+        self.dead_letter_queue = dead_letter_queue(self, "DeadLetterQueue")
         self.rule = events.Rule(
             self,
             "Rule",
@@ -62,13 +62,15 @@ class EventTrigger(Construct):
             ],
         )
 
-    def _build_dead_letter_queue(self) -> sqs.Queue:
-        queue = sqs.Queue(
-            self,
-            "DeadLetterQueue",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=DEAD_LETTER_RETENTION,
-        )
-        acknowledge_dead_letter_queue_findings(queue)
-        return queue
+
+def dead_letter_queue(scope: Construct, construct_id: str) -> sqs.Queue:
+    """An encrypted, TLS-only queue that keeps what could not be delivered for 14 days."""
+    queue = sqs.Queue(
+        scope,
+        construct_id,
+        encryption=sqs.QueueEncryption.SQS_MANAGED,
+        enforce_ssl=True,
+        retention_period=DEAD_LETTER_RETENTION,
+    )
+    acknowledge_dead_letter_queue_findings(queue)
+    return queue
