@@ -31,7 +31,11 @@ from typing import Any
 
 from sfn_idempotency.definitions import BUSINESS_STATES, DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.lambdas.compute_key.settings import (
+    IdempotencySettings,
+    load_settings,
+    settings_environment,
+)
 from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 
 # The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
@@ -163,15 +167,15 @@ def step_settings(
     timeout = timeout_seconds or task_timeout or DEFAULT_TIMEOUT_SECONDS
     try:
         settings = load_settings(
-            {
-                "IDEMPOTENCY_KEY_PREFIX": key_prefix,
-                "IDEMPOTENCY_EVENT_KEY_JMESPATH": event_key_jmespath,
-                "IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH": payload_validation_jmespath,
-                "IDEMPOTENCY_RAISE_ON_NO_KEY": str(raise_on_no_key).lower(),
-                "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": str(expires_after_seconds),
-                "IDEMPOTENCY_HASH_FUNCTION": hash_function,
-                "IDEMPOTENCY_TIMEOUT_SECONDS": str(timeout),
-            }
+            settings_environment(
+                key_prefix=key_prefix,
+                event_key_jmespath=event_key_jmespath,
+                payload_validation_jmespath=payload_validation_jmespath,
+                raise_on_no_key=raise_on_no_key,
+                expires_after_seconds=expires_after_seconds,
+                hash_function=hash_function,
+                timeout_seconds=timeout,
+            )
         )
         # The lease covers the business call's own Retry, as the wrapped flow runs it.
         settings = with_lease(settings, json.dumps(_flow(task, settings, query_language)))

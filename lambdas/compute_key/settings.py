@@ -141,6 +141,13 @@ class IdempotencySettings(BaseModel):
         return {name: _environment_value(value) for name, value in values.items()}
 
 
+def settings_environment(**fields: object) -> dict[str, str]:
+    """The IDEMPOTENCY_* variables of settings given by field name (``key_prefix=...``,
+    ``timeout_seconds=...``), for load_settings to validate exactly as it validates an environment."""
+    variables = IdempotencySettings.model_fields
+    return {str(variables[name].alias): _environment_value(value) for name, value in fields.items()}
+
+
 def _environment_value(value: object) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 

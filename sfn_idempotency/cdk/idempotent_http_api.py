@@ -24,7 +24,7 @@ from sfn_idempotency.cdk.state_machines import LOG_RETENTION
 from sfn_idempotency.http_api import DEFAULT_ERROR_STATUS, DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
 from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.lambdas.compute_key.settings import load_settings
+from sfn_idempotency.lambdas.compute_key.settings import load_settings, settings_environment
 from sfn_idempotency.resources import ORDERS_REQUEST_TEMPLATE, ORDERS_RESPONSE_TEMPLATE
 
 STAGE_NAME = "api"
@@ -60,11 +60,11 @@ class IdempotentHttpApi(Construct):
         super().__init__(scope, construct_id)
         try:
             settings = load_settings(
-                {
-                    "IDEMPOTENCY_KEY_PREFIX": key_prefix,
-                    "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": str(int(expires_after.to_seconds())),
-                    "IDEMPOTENCY_TIMEOUT_SECONDS": str(int(timeout.to_seconds())),
-                }
+                settings_environment(
+                    key_prefix=key_prefix,
+                    expires_after_seconds=int(expires_after.to_seconds()),
+                    timeout_seconds=int(timeout.to_seconds()),
+                )
             )
             definition, self.retry_after_seconds = http_workflow(
                 settings,

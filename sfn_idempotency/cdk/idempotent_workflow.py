@@ -19,7 +19,11 @@ from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_functi
 from sfn_idempotency.cdk.state_machines import build_state_machine
 from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.lambdas.compute_key.settings import (
+    IdempotencySettings,
+    load_settings,
+    settings_environment,
+)
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 
@@ -76,15 +80,15 @@ class IdempotentWorkflow(Construct):
             self._refuse_what_express_cannot_run(business_step, release_abandoned_claims)
         definition = self._definition(business_step)
         self.settings = self._validated_settings(
-            {
-                "IDEMPOTENCY_KEY_PREFIX": key_prefix,
-                "IDEMPOTENCY_EVENT_KEY_JMESPATH": event_key_jmespath,
-                "IDEMPOTENCY_PAYLOAD_VALIDATION_JMESPATH": payload_validation_jmespath,
-                "IDEMPOTENCY_RAISE_ON_NO_KEY": str(raise_on_no_key).lower(),
-                "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": str(int(expires_after.to_seconds())),
-                "IDEMPOTENCY_HASH_FUNCTION": hash_function,
-                "IDEMPOTENCY_TIMEOUT_SECONDS": str(int(business_timeout.to_seconds())),
-            },
+            settings_environment(
+                key_prefix=key_prefix,
+                event_key_jmespath=event_key_jmespath,
+                payload_validation_jmespath=payload_validation_jmespath,
+                raise_on_no_key=raise_on_no_key,
+                expires_after_seconds=int(expires_after.to_seconds()),
+                hash_function=hash_function,
+                timeout_seconds=int(business_timeout.to_seconds()),
+            ),
             definition,
             workflow_type,
             lambda_business_step=business_function is not None,
