@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
-from tests.local.conftest import Gate, ServiceFactory, TwoGates
+from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
 from tests.unit.powertools_reference import powertools_key
 
 STORM_CONCURRENCY = 64
@@ -397,18 +397,25 @@ def test_falsy_and_large_results_are_recorded_and_replayed(make_service: Service
     assert outcome(replay) == "Replay"
 
 
-def test_a_result_over_the_state_limit_is_released_by_the_backstop(make_service: ServiceFactory):
+@pytest.mark.parametrize("inline", [False, True], ids=["standalone", "inline"])
+@pytest.mark.parametrize("query_language", FLAVOURS)
+def test_a_result_too_large_to_return_releases_the_claim_and_fails_named(make_service: ServiceFactory):
     # Given a business step whose result alone exceeds the 256 KB state limit
     service = make_service(lambda e, c: {"big": "z" * 300_000}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
-    release = service.deploy_claim_release()
 
-    # When it runs, the execution fails with States.DataLimitExceeded, which no Catch can see
+    # When it runs: States.ALL catches States.DataLimitExceeded (recorded on AWS, ledger L9)
     failed = service.run(FIRST)
-    assert failed.error == "States.DataLimitExceeded"
-    assert failed.states[-1] == "Execute"  # no Release state ran
 
-    # Then the status change event releases the claim, so a retry is not blocked until the lease ends
-    assert released_by(service, release).states[-1] == "Released"
+    # Then the claim is released and the execution fails with a name of ours, the original in the Cause
+    assert failed.status == "FAILED"
+    assert failed.error == "BusinessStepFailedError"
+    assert "States.DataLimitExceeded" in failed.cause
+    assert any(state.endswith("Release") for state in failed.states)
+    assert service.record_for(FIRST) is None
+
+    # And a retry runs the step again rather than waiting for a lease
+    assert service.run(FIRST).error == "BusinessStepFailedError"
+    assert service.business_runs == 2
     assert service.record_for(FIRST) is None
 
 

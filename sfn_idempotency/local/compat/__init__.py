@@ -1,0 +1,118 @@
+"""Small, isolated fixes to moto, so that the local engine answers as AWS does. One module per AWS
+surface; one guarded table of every moto internal they touch (``PATCHES``), checked before anything
+is patched. Each fix has a test in tests/local and names its row of the AWS fidelity ledger,
+docs/aws-fidelity.md (`[L7]` is `#l7` there; speed fixes change no behaviour).
+
+interpreter (moto's ASL interpreter)
+  1. [speed] Task clients: one cached boto3 client per service and region, from a session that
+     carries our call hooks (Lambda Invoke reaches our handlers, faults can be injected).
+  2. [L10] Retry waits may be scaled for tests; which errors retry, and how often, is untouched.
+  9. [speed] Each definition is parsed once and the parsed program shared (heap keys drawn at parse
+     time, so concurrent executions cannot race on them).
+  10. [L9] ``States.ALL`` does not catch ``States.Runtime``, as documented. (Narrowed: it used to
+      spare ``States.DataLimitExceeded`` too, which AWS recordings show ``States.ALL`` catching.)
+  11. [speed] Each distinct JSONPath is parsed once (jsonpath-ng builds a parser per parse).
+  16. [L16] Each parse has its own QueryLanguage scopes (moto shared one stack across parses).
+
+answers (the Step Functions API)
+  3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
+  5. [L12] An execution started without a name gets a fresh UUID (moto named it "None").
+  12. [speed] Response methods are listed once per class; interpreter requests go unsigned.
+  14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused.
+  17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.
+
+integrations (what a Task's call sends and returns)
+  6. [L3] ``states:startExecution`` (and ``.sync``/``.sync:2``) speak the API's PascalCase.
+
+events (EventBridge)
+  7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
+     and through DISABLED rules too).
+  13. [L6] Standard executions send "Step Functions Execution Status Change" events.
+
+dynamodb
+  8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
+
+jsonata
+  15. [L15, L16] JSONata and workflow variables evaluated with jsonata-python, with the functions
+      Step Functions adds; failures are States.QueryEvaluationError.
+
+Retired: 4 (a Fail state may not re-throw ``States.*``: moto's refusal stands).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from sfn_idempotency.local.compat import answers, dynamodb, events, integrations, interpreter, jsonata
+from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
+from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES, status_change_detail
+from sfn_idempotency.local.compat.interpreter import interceptor, retry_time
+from sfn_idempotency.local.compat.patching import Patch, keep, replace
+
+__all__ = [
+    "MAX_STATUS_EVENT_DATA_BYTES",
+    "PATCHES",
+    "SUPPORTED_MOTO",
+    "IncompatibleMotoError",
+    "check",
+    "incompatibilities",
+    "install",
+    "interceptor",
+    "retry_time",
+    "status_change_detail",
+    "sync_executions",
+    "sync_executions_lock",
+]
+
+# The moto releases the fixes were written and tested against; keep equal to pyproject's [local] pin.
+SUPPORTED_MOTO = ">=5.2.5,<5.3"
+
+# Every moto internal the engine touches, by surface; attributes only read use `keep`.
+PATCHES: tuple[Patch, ...] = (
+    *interpreter.PATCHES,
+    *answers.PATCHES,
+    *integrations.PATCHES,
+    *events.PATCHES,
+    *dynamodb.PATCHES,
+    *jsonata.PATCHES,
+)
+
+
+class IncompatibleMotoError(RuntimeError):
+    """The installed moto lacks an internal that a fix patches: results would be wrong, so refuse."""
+
+
+def incompatibilities() -> list[str]:
+    """What each fix needs from moto and this moto lacks (empty: every fix applies)."""
+    problems = []
+    for patch in PATCHES:
+        try:
+            owner = patch.resolve_owner()
+        except (ImportError, AttributeError) as error:
+            problems.append(f"fix {patch.fix}: {patch.owner} is missing ({error})")
+            continue
+        if not hasattr(owner, patch.attribute):
+            problems.append(f"fix {patch.fix}: {patch.owner}.{patch.attribute} is missing")
+    return problems
+
+
+def check() -> None:
+    """Refuse a moto whose internals moved, naming its version and the fixes that cannot apply."""
+    problems = incompatibilities()
+    if problems:
+        raise IncompatibleMotoError(
+            f"moto {importlib.metadata.version('moto')} is not supported by the local engine "
+            f"(tested range {SUPPORTED_MOTO}): {'; '.join(problems)}. "
+            f"Install a supported one: pip install 'moto{SUPPORTED_MOTO}'"
+        )
+
+
+def install() -> None:
+    """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
+    check()
+    interpreter.interpreter_modules()
+    for patch in PATCHES:
+        if patch.build is not keep:
+            replace(patch.resolve_owner(), patch.attribute, patch.build)
+    interpreter.route_task_clients()
+    answers.install_start_sync_execution()

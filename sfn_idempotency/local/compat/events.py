@@ -1,0 +1,151 @@
+"""Step Functions and EventBridge: rules that start executions, and status change events (fixes 7, 13)."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+from collections.abc import Callable
+from typing import Any
+
+from sfn_idempotency.local.compat.answers import epoch_ms, with_output_text
+from sfn_idempotency.local.compat.patching import Patch, keep
+
+_EVENTS_MODULE = "moto.events.models"
+_EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
+_STATUS_CHANGE = "Step Functions Execution Status Change"
+# Input and output together stay under this in a status change event (an event carries 256 KiB at
+# most; the Step Functions developer guide's EventBridge page names 248 KiB for the data).
+MAX_STATUS_EVENT_DATA_BYTES = 248 * 1024
+
+
+def _emit_when_started(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def start(self: Any) -> None:
+        # Sent before the worker runs, so RUNNING precedes the terminal event as on AWS.
+        _emit_status_change(self, status="RUNNING")
+        original(self)
+
+    return start
+
+
+def _emit_when_ended(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def terminated(self: Any) -> None:
+        original(self)
+        _emit_status_change(self.execution, status=None)
+
+    return terminated
+
+
+def _emit_status_change(execution: Any, status: str | None) -> None:
+    """The status change event of a Standard workflow's execution, on its default event bus."""
+    from moto.events.models import events_backends
+
+    # moto keeps the workflow type on the state machine's `type` (its `sm_type` is always STANDARD).
+    if execution.state_machine.type != "STANDARD":
+        return
+    detail = status_change_detail(with_output_text(execution, execution.to_describe_output()), status)
+    entry = {
+        "Source": "aws.states",
+        "DetailType": _STATUS_CHANGE,
+        "Detail": json.dumps(detail),
+        "Resources": [execution.exec_arn],
+        "EventBusName": "default",
+    }
+    # Straight to the bus: PutEvents refuses the aws.* sources that only AWS services may send.
+    events_backends[execution.account_id][execution.region_name].put_events([entry])
+
+
+def status_change_detail(description: dict[str, Any], status: str | None = None) -> dict[str, Any]:
+    """The ``detail`` of a status change event from a DescribeExecution output: dates in epoch
+    milliseconds, input and output left out (with ``included: false``) once they pass the limit."""
+    execution_input: str | None = description.get("input")
+    output: str | None = description.get("output")
+    input_size = len(execution_input.encode()) if execution_input is not None else 0
+    input_fits = execution_input is not None and input_size <= MAX_STATUS_EVENT_DATA_BYTES
+    room = MAX_STATUS_EVENT_DATA_BYTES - (input_size if input_fits else 0)
+    output_fits = output is not None and len(output.encode()) <= room
+    return {
+        "executionArn": description["executionArn"],
+        "stateMachineArn": description["stateMachineArn"],
+        "name": description["name"],
+        "status": status or str(getattr(description["status"], "value", description["status"])),
+        "startDate": epoch_ms(description.get("startDate")),
+        "stopDate": None if status == "RUNNING" else epoch_ms(description.get("stopDate")),
+        "input": execution_input if input_fits else None,
+        "inputDetails": {"included": input_fits},
+        "output": output if output_fits else None,
+        "outputDetails": {"included": output_fits} if output is not None else None,
+        "error": description.get("error"),
+        "cause": description.get("cause"),
+    }
+
+
+def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., None]:
+    from moto.stepfunctions.responses import get_backend
+    from moto.utilities.arns import parse_arn
+
+    def is_state_machine(target: dict[str, Any]) -> bool:
+        arn = parse_arn(target["Arn"])
+        return (arn.service, arn.resource_type) == ("states", "stateMachine")
+
+    def send_to_targets(self: Any, event: dict[str, Any], transform_input: bool = True) -> None:
+        if self.state != "ENABLED":
+            return  # a DISABLED rule delivers nothing, to any target (moto delivered anyway)
+        others = [target for target in self.targets if not is_state_machine(target)]
+        if others:
+            # moto raises NotImplementedError on a target kind it does not know: hand it only its own.
+            rule = copy.copy(self)
+            rule.targets = others
+            original(rule, event, transform_input)
+        if not self.event_pattern.matches_event(event):
+            return
+        for target in filter(is_state_machine, self.targets):
+            arn = parse_arn(target["Arn"])
+            get_backend(arn.account, arn.region).start_execution(
+                target["Arn"], None, _target_input(target, event)
+            )
+
+    return send_to_targets
+
+
+def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
+    """What EventBridge sends the target: its constant Input, its InputTransformer's output, or the event."""
+    from moto.events.utils import EventTemplateParser
+    from moto.utilities.arns import parse_arn
+
+    if "Input" in target:
+        return str(target["Input"])
+    transformer = target.get("InputTransformer")
+    if transformer is None:
+        return json.dumps(_as_delivered(event, parse_arn(target["Arn"]).account))
+    delivered = EventTemplateParser.parse(
+        input_template=transformer.get("InputTemplate"),
+        input_paths_map=transformer.get("InputPathsMap", {}),
+        event=event,
+    )
+    return delivered if isinstance(delivered, str) else json.dumps(delivered)
+
+
+def _as_delivered(event: dict[str, Any], account: str) -> dict[str, Any]:
+    """The envelope as EventBridge delivers it: every field, ``time`` as ISO 8601 UTC."""
+    moment = event.get("time")
+    if isinstance(moment, int | float):
+        moment = datetime.datetime.fromtimestamp(moment, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    envelope = {
+        "version": "0",
+        "id": event.get("id"),
+        "detail-type": event.get("detail-type"),
+        "source": event.get("source"),
+    }
+    envelope.update({"account": event.get("account", account), "time": moment, "region": event.get("region")})
+    envelope.update({"resources": event.get("resources", []), "detail": event.get("detail", {})})
+    return envelope
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(7, f"{_EVENTS_MODULE}:Rule", "send_to_targets", _deliver_to_state_machines),
+    Patch(7, _EVENTS_MODULE, "events_backends", keep),
+    Patch(7, "moto.events.utils", "EventTemplateParser", keep),
+    Patch(13, f"{_EXECUTION_MODULE}:Execution", "start", _emit_when_started),
+    Patch(13, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _emit_when_ended),
+)

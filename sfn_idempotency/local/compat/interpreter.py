@@ -1,0 +1,195 @@
+"""moto's ASL interpreter: its task clients, retry waits, and parsing (fixes 1, 2, 9, 10, 11, 16)."""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import boto3
+from botocore import UNSIGNED
+from botocore.client import BaseClient
+from botocore.config import Config
+
+from sfn_idempotency.local.calls import CallInterceptor
+from sfn_idempotency.local.compat.patching import Patch, keep
+
+BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
+_COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
+_RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
+_EXECUTION_WORKER_MODULE = "moto.stepfunctions.parser.backend.execution_worker"
+_PARSER_MODULE = "moto.stepfunctions.parser.asl.parse.asl_parser"
+_PARSED_PROGRAMS_KEPT = 64
+_JSON_PATH_MODULES = (
+    "moto.stepfunctions.parser.asl.utils.json_path",
+    "moto.stepfunctions.parser.asl.component.common.path.result_path",
+)
+_PARSED_PATHS_KEPT = 4096
+_ERROR_EQUALS_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl"
+_UNCATCHABLE_ERRORS = frozenset({"States.Runtime"})
+
+interceptor = CallInterceptor()
+_session_lock = threading.Lock()
+_clients: dict[tuple[str, str, str | None], BaseClient] = {}
+_session: boto3.Session | None = None
+
+
+def _interpreter_session() -> boto3.Session:
+    global _session
+    if _session is None:
+        session = boto3.Session(aws_access_key_id="ak", aws_secret_access_key="sk")
+        session.events.register("before-parameter-build", interceptor.remember_params)
+        session.events.register("before-call", interceptor.before_call)
+        _session = session
+    return _session
+
+
+def cached_boto_client_for(region: str, service: str, state_credentials: Any = None) -> BaseClient:
+    """Drop-in for moto's ``boto_client_for``; same endpoint and retry settings, built once."""
+    from moto.core.models import botocore_stubber
+    from moto.settings import moto_server_port
+
+    endpoint_url = None if botocore_stubber.enabled else f"http://localhost:{moto_server_port()}"
+    cache_key = (region, service, endpoint_url)
+    client = _clients.get(cache_key)
+    if client is None:
+        with _session_lock:
+            client = _clients.get(cache_key)
+            if client is None:
+                client = _interpreter_session().client(
+                    service,
+                    region_name=region,
+                    endpoint_url=endpoint_url,
+                    config=Config(
+                        parameter_validation=False,
+                        retries={"max_attempts": 0, "total_max_attempts": 1},
+                        max_pool_connections=64,
+                        # In process nothing checks a signature (fix 12); a server needs the
+                        # credential scope to tell the region.
+                        signature_version=UNSIGNED if endpoint_url is None else None,
+                    ),
+                )
+                _clients[cache_key] = client
+    return client
+
+
+def route_task_clients() -> None:
+    """Interpreter modules imported ``boto_client_for`` by name: point each at the cached one too."""
+    original = importlib.import_module(BOTO_CLIENT_MODULE)._sfn_local_original_boto_client_for
+    for module in interpreter_modules():
+        if getattr(module, "boto_client_for", None) is original:
+            module.boto_client_for = cached_boto_client_for
+
+
+def interpreter_modules() -> list[Any]:
+    """Every interpreter module, imported now so that none keeps the original later."""
+    package = importlib.import_module(_COMPONENT_PACKAGE)
+    for info in pkgutil.walk_packages(package.__path__, prefix=f"{_COMPONENT_PACKAGE}."):
+        importlib.import_module(info.name)
+    return [module for name, module in list(sys.modules.items()) if name.startswith(_COMPONENT_PACKAGE)]
+
+
+class _ScaledTime:
+    """Stands in for the ``time`` module inside moto's retrier only."""
+
+    scale = 1.0
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds * self.scale)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+retry_time = _ScaledTime()
+
+
+def _parse_once(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    @functools.lru_cache(maxsize=_PARSED_PROGRAMS_KEPT)
+    def parsed(definition: str) -> Any:
+        from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+        return _draw_heap_keys(AmazonStateLanguageParser.parse(definition)[0])
+
+    parsing = threading.Lock()  # executions starting together parse their definition once
+
+    def get_evaluation_entrypoint(self: Any) -> Any:
+        with parsing:
+            return parsed(self._evaluation_details.state_machine_details.definition)
+
+    return get_evaluation_entrypoint
+
+
+def _draw_heap_keys(program: Any) -> Any:
+    """Touch ``heap_key`` on every component of the program, once, before anyone shares it."""
+    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
+
+    seen: set[int] = set()
+    pending = [program]
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, EvalComponent):
+            _ = node.heap_key
+        if isinstance(node, dict):
+            pending.extend(node.values())
+        elif isinstance(node, list | tuple | set | frozenset):
+            pending.extend(node)
+        elif hasattr(node, "__dict__") and type(node).__module__.startswith("moto.stepfunctions"):
+            pending.extend(vars(node).values())
+    return program
+
+
+def _parse_path_once(original: Callable[[str], Any]) -> Callable[[str], Any]:
+    return functools.lru_cache(maxsize=_PARSED_PATHS_KEPT)(original)
+
+
+def _wildcard_spares_runtime_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """``States.ALL`` does not match ``States.Runtime`` (documented; no recording shows otherwise).
+    It does match ``States.DataLimitExceeded``: AWS recordings show a Catch of ``States.ALL``
+    catching an oversized Lambda result, whatever the docs say, so that error is left to moto."""
+
+    def eval_body(self: Any, env: Any) -> None:
+        error_name = env.stack[-1]
+        if (
+            self._STATE_ALL_ERROR in self.error_names
+            and getattr(error_name, "error_name", None) in _UNCATCHABLE_ERRORS
+        ):
+            env.stack.pop()
+            env.stack.append(False)
+            return
+        original(self, env)
+
+    return eval_body
+
+
+def _own_query_language_scopes(original: Callable[..., None]) -> Callable[..., None]:
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._query_language_per_scope = []
+
+    return __init__
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(1, BOTO_CLIENT_MODULE, "boto_client_for", lambda _original: cached_boto_client_for),
+    Patch(1, "moto.core.models", "botocore_stubber", keep),
+    Patch(2, _RETRIER_MODULE, "time", lambda _original: retry_time),
+    Patch(9, f"{_EXECUTION_WORKER_MODULE}:ExecutionWorker", "_get_evaluation_entrypoint", _parse_once),
+    Patch(9, _PARSER_MODULE, "AmazonStateLanguageParser", keep),
+    Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
+    *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
+    Patch(
+        16,
+        "moto.stepfunctions.parser.asl.parse.preprocessor:Preprocessor",
+        "__init__",
+        _own_query_language_scopes,
+    ),
+)

@@ -1,0 +1,108 @@
+"""JSONata and workflow variables, evaluated with jsonata-python (fix 15)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
+
+from sfn_idempotency.local import stepfunctions_jsonata
+from sfn_idempotency.local.compat.patching import Patch, keep
+
+_JSONATA_MODULE = "moto.stepfunctions.parser.asl.jsonata.jsonata"
+_STRING_EXPRESSION_MODULE = "moto.stepfunctions.parser.asl.component.common.string.string_expression"
+_JSONATA_MODE = "JSONata"
+
+
+def _evaluate_jsonata(_stub: Any) -> Callable[[str], Any]:
+    def evaluate(expression: str) -> Any:
+        try:
+            return stepfunctions_jsonata.evaluate(expression)
+        except stepfunctions_jsonata.JSONataEvaluationError as error:
+            raise JSONataException("UNKNOWN", str(error)) from error
+
+    return evaluate
+
+
+def _no_declared_functions(_original: Any) -> Callable[..., str]:
+    """moto declares Step Functions' JSONata functions in JSONata itself, $hash and $uuid as stubs
+    and $random without its seed; the evaluator provides them all natively instead."""
+    return lambda variable_references: ""
+
+
+def _escaped_declarations(_original: Any) -> Callable[[dict[str, Any]], str]:
+    return stepfunctions_jsonata.encode_declarations
+
+
+def _query_evaluation_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """A JSONata expression that fails to evaluate fails its state with States.QueryEvaluationError
+    (as AWS does), not States.Runtime; a JSONPath state's variable read stays States.Runtime."""
+
+    def eval_body(self: Any, env: Any) -> None:
+        try:
+            original(self, env)
+        except JSONataException as error:
+            mode = getattr(self, "query_language_mode", None)  # StringJSONata has none: always JSONata
+            if mode is not None and mode.name != _JSONATA_MODE:
+                raise
+            raise _query_evaluation_failure(env, self.expression, error.details) from error
+
+    return eval_body
+
+
+def _query_evaluation_failure(env: Any, expression: str, details: str | None) -> Exception:
+    from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    error_name = StatesErrorName(typ=StatesErrorNameType.StatesQueryEvaluationError)
+    cause = f"The JSONata expression '{expression}' threw an error during evaluation: {details}"
+    failure: Exception = FailureEventException(
+        failure_event=FailureEvent(
+            env=env,
+            error_name=error_name,
+            event_type=HistoryEventType.EvaluationFailed,
+            event_details=EventDetails(
+                evaluationFailedEventDetails=EvaluationFailedEventDetails(
+                    cause=cause, error=error_name.error_name
+                )
+            ),
+        )
+    )
+    return failure
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(15, _JSONATA_MODULE, "_eval_jsonata", _evaluate_jsonata),
+    Patch(15, _STRING_EXPRESSION_MODULE, "get_intrinsic_functions_declarations", _no_declared_functions),
+    *(
+        Patch(15, module, "encode_jsonata_variable_declarations", _escaped_declarations)
+        for module in (
+            _JSONATA_MODULE,
+            "moto.stepfunctions.parser.asl.eval.variable_store",
+            "moto.stepfunctions.parser.asl.eval.states",
+        )
+    ),
+    Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringJSONata", "_eval_body", _query_evaluation_errors),
+    Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _query_evaluation_errors),
+    Patch(
+        15,
+        "moto.stepfunctions.parser.asl.component.common.error_name.failure_event",
+        "FailureEventException",
+        keep,
+    ),
+    Patch(
+        15,
+        "moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type:StatesErrorNameType",
+        "StatesQueryEvaluationError",
+        keep,
+    ),
+)

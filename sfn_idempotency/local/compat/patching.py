@@ -1,0 +1,41 @@
+"""The guarded patch table's building blocks: each fix declares the moto internals it touches."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Patch:
+    """``owner.attribute = build(original)``; ``owner`` is ``module`` or ``module:Class``."""
+
+    fix: int
+    owner: str
+    attribute: str
+    build: Callable[[Any], Any]
+
+    def resolve_owner(self) -> Any:
+        module_name, _, class_name = self.owner.partition(":")
+        owner = importlib.import_module(module_name)
+        return getattr(owner, class_name) if class_name else owner
+
+
+def keep(original: Any) -> Any:
+    """The build of a patch that only reads an internal: checked to exist, never replaced."""
+    return original
+
+
+def replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
+    """``owner.attribute = build(original)``; installing again rebuilds from the same original."""
+    saved = f"_sfn_local_original_{attribute}"
+    original = owner.__dict__.get(saved) or getattr(owner, attribute)
+    setattr(owner, saved, original)
+    setattr(owner, attribute, build(original))
+
+
+def add(owner: str, attribute: str, value: Any) -> None:
+    """An operation moto lacks, added rather than replaced (``owner`` as in ``Patch``)."""
+    setattr(Patch(0, owner, attribute, keep).resolve_owner(), attribute, value)
