@@ -16,7 +16,7 @@ from typing import Any
 from botocore.awsrequest import AWSResponse
 from botocore.response import StreamingBody
 
-_PARAMS_KEY = "sfn_local_api_params"
+PARAMS_KEY = "sfn_local_api_params"
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,13 @@ class CallInterceptor:
     hooks: list[CallHook] = field(default_factory=list)
 
     def remember_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        context[_PARAMS_KEY] = dict(params)
+        context[PARAMS_KEY] = dict(params)
 
     def before_call(
         self, model: Any, context: dict[str, Any], **_: Any
     ) -> tuple[AWSResponse, dict[str, Any]] | None:
         service = model.service_model.service_name
-        params = context.get(_PARAMS_KEY, {})
+        params = context.get(PARAMS_KEY, {})
         for hook in list(self.hooks):
             reply = hook(service, model.name, params)
             if reply is not None:

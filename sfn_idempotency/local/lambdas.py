@@ -158,7 +158,7 @@ class LambdaRuntime:
         try:
             result = function.handler(event, context)
         except Exception as error:
-            return Reply.lambda_payload(_error_payload(error, context), function_error="Unhandled")
+            return Reply.lambda_payload(error_payload(error, context), function_error="Unhandled")
         try:
             json.dumps(result)
         except (TypeError, ValueError) as error:
@@ -184,7 +184,7 @@ def _decode(payload: Any) -> Any:
     return json.loads(payload) if isinstance(payload, str) else payload
 
 
-def _error_payload(error: Exception, context: LocalLambdaContext) -> dict[str, Any]:
+def error_payload(error: Exception, context: LocalLambdaContext) -> dict[str, Any]:
     return {
         "errorMessage": str(error),
         "errorType": type(error).__name__,

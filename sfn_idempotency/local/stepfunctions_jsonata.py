@@ -73,7 +73,9 @@ def _range(first: float, last: float, step: float) -> list[float]:
     count = max(0, int((last - first) // step) + 1)
     if count > MAX_RANGE_ITEMS:
         raise JSONataEvaluationError(f"$range makes at most {MAX_RANGE_ITEMS} items, this would be {count}")
-    return [first + index * step for index in range(count)]
+    # A sequence, as JSONata's own functions return: one item alone is that item (recorded on AWS:
+    # $range(1, 1, 1) is 1, not [1]).
+    return Utils.create_sequence_from_iter(first + index * step for index in range(count))
 
 
 def _hash(value: str, algorithm: str) -> str:

@@ -20,6 +20,15 @@ answers (the Step Functions API)
   12. [speed] Response methods are listed once per class; interpreter requests go unsigned.
   14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused.
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.
+  18. [L19] Errors carry their AWS code (moto's parser API sent ``{"__type": null}``: no SDK could
+      raise InvalidDefinition, InvalidExecutionInput...).
+  19. [L19] Answers as recorded: DescribeStateMachine's logging default and ``revisionId``;
+      UpdateStateMachine's ``revisionId`` and its refusal of an empty update; DescribeExecution's
+      ``inputDetails``; StopExecution's ``stopDate``, ``error`` and ``cause``; DescribeStateMachineForExecution's
+      ``updateDate``; GetExecutionHistory's ``reverseOrder`` and paging.
+  20. [L19] An operation the engine does not implement answers JSON (UnknownOperationException),
+      never an HTML page.
+  21. [L19] Requests are checked against the API's ranges, lengths and enums (ValidationException).
 
 integrations (what a Task's call sends and returns)
   6. [L3] ``states:startExecution`` (and ``.sync``/``.sync:2``) speak the API's PascalCase.
@@ -28,6 +37,12 @@ events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
      and through DISABLED rules too).
   13. [L6] Standard executions send "Step Functions Execution Status Change" events.
+
+lambda_runtime (functions created through the Lambda API)
+  22. [L20] Python zips run in process as AWS's Python runtime runs them (moto needs Docker): the
+      result, or errorMessage/errorType/requestId/stackTrace; bytes as they are; the function's
+      environment; ``Sandbox.Timedout`` past its timeout. The answer names ``ExecutedVersion``, and
+      an unknown function's Cause its ``$LATEST`` qualifier.
 
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
@@ -43,7 +58,15 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from sfn_idempotency.local.compat import answers, dynamodb, events, integrations, interpreter, jsonata
+from sfn_idempotency.local.compat import (
+    answers,
+    dynamodb,
+    events,
+    integrations,
+    interpreter,
+    jsonata,
+    lambda_runtime,
+)
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES, status_change_detail
 from sfn_idempotency.local.compat.interpreter import interceptor, retry_time
@@ -75,6 +98,7 @@ PATCHES: tuple[Patch, ...] = (
     *events.PATCHES,
     *dynamodb.PATCHES,
     *jsonata.PATCHES,
+    *lambda_runtime.PATCHES,
 )
 
 

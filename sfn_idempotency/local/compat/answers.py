@@ -1,8 +1,9 @@
-"""The Step Functions API's answers: executions, state machines, StartSyncExecution (fixes 3, 5, 12,
-14, 17)."""
+"""The Step Functions API's answers: executions, state machines, StartSyncExecution, errors (fixes 3,
+5, 12, 14, 17 to 21)."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import datetime
 import functools
@@ -21,6 +22,14 @@ _PARSER_MODELS_MODULE = "moto.stepfunctions.parser.models"
 _RESPONSES_MODULE = "moto.core.responses"
 _SYNC_STATES_URL = r"https?://sync-states\.(.+)\.amazonaws.com"
 _SYNC_EXECUTIONS_KEPT = 256  # for LocalCloud.run_sync's history; AWS keeps none for Express
+_RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
+_PARSER_API_MODULE = "moto.stepfunctions.parser.api"
+# What DescribeStateMachine says of a machine created without a logging configuration (recorded).
+_LOGGING_OFF = {"level": "OFF", "includeExecutionData": False}
+_DEFAULT_PAGE_SIZE = 100  # the API's default maxResults
+_UPDATABLE = ("definition", "roleArn", "loggingConfiguration", "tracingConfiguration")
+# An unknown operation, as AWS's JSON services answer it (the SDKs read the code after the '#').
+_UNKNOWN_OPERATION = "com.amazon.coral.service#UnknownOperationException"
 
 
 def with_output_text(execution: Any, answer: dict[str, Any]) -> dict[str, Any]:
@@ -149,6 +158,251 @@ def _refuse_a_different_machine_under_a_taken_name(original: Callable[..., Any])
     return create_state_machine
 
 
+def _coded_errors(base: type[AWSError]) -> type[AWSError]:
+    """moto's parser API declares each Step Functions error with its AWS code as ``code``, but the
+    base class serializes ``TYPE`` (None): every such error reached clients as ``{"__type": null}``,
+    so an SDK raised a bare ClientError instead of InvalidDefinition, InvalidExecutionInput...
+    Give each its code; the base class itself is left as it is."""
+    pending = list(base.__subclasses__())
+    while pending:
+        error = pending.pop()
+        pending.extend(error.__subclasses__())
+        code = error.__dict__.get("code")
+        if error.__module__ == _PARSER_API_MODULE and isinstance(code, str):
+            error.TYPE = code
+            error.STATUS = error.__dict__.get("status_code", AWSError.STATUS)
+    return base
+
+
+def _described_state_machine(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """DescribeStateMachine as recorded: logging ``OFF`` with ``includeExecutionData: false`` by
+    default, and the ``revisionId`` of the last update (moto left both out)."""
+
+    def describe(self: Any, state_machine_arn: str) -> Any:
+        answer = original(self, state_machine_arn)
+        machine = self.stepfunction_backend.describe_state_machine(state_machine_arn)
+        answer.result["loggingConfiguration"] = _logging(machine.loggingConfiguration)
+        revision = getattr(machine, "_sfn_local_revision_id", None)
+        if revision is not None:
+            answer.result["revisionId"] = revision
+        return answer
+
+    return describe
+
+
+def _logging(configuration: dict[str, Any] | None) -> dict[str, Any]:
+    return {**_LOGGING_OFF, **(configuration or {})}
+
+
+def _state_machine_for_execution(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """DescribeStateMachineForExecution also names when the machine was last updated (a required
+    member of its answer)."""
+
+    def describe(self: Any) -> Any:
+        answer = original(self)
+        machine = self.stepfunction_backend.describe_state_machine_for_execution(
+            self._get_param("executionArn")
+        )
+        answer.result["updateDate"] = machine.update_date or machine.creation_date
+        return answer
+
+    return describe
+
+
+class MissingRequiredParameter(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
+    TYPE = "MissingRequiredParameter"
+    STATUS = 400
+
+
+def _update_with_revision(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """UpdateStateMachine answers a ``revisionId``, new when anything changed and the same when
+    nothing did, and refuses an empty update with AWS's message (recorded)."""
+
+    def update(self: Any) -> Any:
+        if not any(self._get_param(member) for member in _UPDATABLE):
+            raise MissingRequiredParameter(
+                "Either the definition, the role ARN, the LoggingConfiguration, "
+                "or the TracingConfiguration must be specified"
+            )
+        machine = self.stepfunction_backend.describe_state_machine(self._get_param("stateMachineArn"))
+        before = _updatable_view(machine)
+        answer = original(self)
+        if _updatable_view(machine) != before or getattr(machine, "_sfn_local_revision_id", None) is None:
+            machine._sfn_local_revision_id = str(uuid.uuid4())
+        answer.result["revisionId"] = machine._sfn_local_revision_id
+        return answer
+
+    return update
+
+
+def _updatable_view(machine: Any) -> tuple[Any, ...]:
+    return (
+        machine.definition,
+        machine.roleArn,
+        json.dumps(machine.loggingConfiguration, sort_keys=True, default=str),
+        json.dumps(machine.tracingConfiguration, sort_keys=True, default=str),
+    )
+
+
+def _described_execution(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """DescribeExecution says whether the input is included (``inputDetails``), as AWS does."""
+
+    def describe(self: Any) -> Any:
+        answer = original(self)
+        answer.result["inputDetails"] = {"included": True}
+        return answer
+
+    return describe
+
+
+def _stop_with_error_and_cause(_original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """StopExecution answers its ``stopDate`` and passes the request's ``error`` and ``cause`` to
+    the ExecutionAborted event, which has neither when none was given (moto sent empty strings and
+    answered no date while the execution was still winding down)."""
+    from moto.core.responses import ActionResult
+
+    def stop_execution(self: Any) -> Any:
+        execution = self.stepfunction_backend.describe_execution(self._get_param("executionArn"))
+        stop_date = datetime.datetime.now(tz=datetime.UTC)
+        if execution.status == "RUNNING":
+            execution.stop(
+                stop_date=stop_date, error=self._get_param("error"), cause=self._get_param("cause")
+            )
+        return ActionResult({"stopDate": execution.stop_date or stop_date})
+
+    return stop_execution
+
+
+def _listed_by_name(_original: Callable[..., Any]) -> Callable[..., Any]:
+    """ListStateMachines lists by name (recorded: ``sm_0, sm_10, sm_11, sm_12, sm_1, ...``); moto
+    listed by creation date. Paged as moto pages it."""
+    from moto.stepfunctions.utils import PAGINATION_MODEL
+    from moto.utilities.paginator import paginate
+
+    @paginate(pagination_model=PAGINATION_MODEL)  # type: ignore[misc]
+    def list_state_machines(self: Any) -> list[Any]:
+        return sorted(self.state_machines, key=lambda machine: machine.name)
+
+    return list_state_machines  # type: ignore[no-any-return]
+
+
+def _paged_history(_original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """GetExecutionHistory honours ``reverseOrder``, ``maxResults`` and ``nextToken`` (moto answered
+    every event, oldest first, whatever was asked)."""
+    from moto.core.responses import ActionResult
+
+    def get_execution_history(self: Any) -> Any:
+        history = self.stepfunction_backend.get_execution_history(self._get_param("executionArn"))
+        events = list(history["events"])
+        if self._get_param("reverseOrder"):
+            events.reverse()
+        start = _page_start(self._get_param("nextToken"))
+        size = self._get_int_param("maxResults") or _DEFAULT_PAGE_SIZE
+        answer: dict[str, Any] = {"events": events[start : start + size]}
+        if start + size < len(events):
+            answer["nextToken"] = _page_token(start + size)
+        return ActionResult(answer)
+
+    return get_execution_history
+
+
+def _page_token(offset: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode()
+
+
+def _page_start(token: str | None) -> int:
+    if not token:
+        return 0
+    try:
+        offset = json.loads(base64.urlsafe_b64decode(token.encode()))["offset"]
+    except (ValueError, KeyError, TypeError):
+        offset = None
+    if not isinstance(offset, int) or offset < 0:
+        raise InvalidToken("Invalid Token: 'Invalid token'")
+    return offset
+
+
+class InvalidToken(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
+    TYPE = "InvalidToken"
+    STATUS = 400
+
+
+def _unknown_operations_in_json(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """An operation moto does not implement raised NotImplementedError, which its server turned into
+    an HTML 500 page. A JSON service answers an unknown operation with a JSON error every SDK parses."""
+
+    def call_action(self: Any) -> Any:
+        try:
+            return original(self)
+        except NotImplementedError:
+            from moto.core.responses import get_service_model
+
+            if get_service_model(self.boto3_service_name).protocol != "json":
+                raise
+            body = json.dumps(
+                {"__type": _UNKNOWN_OPERATION, "message": f"{self._get_action()} is not supported"}
+            )
+            return (
+                400,
+                {
+                    "Content-Type": "application/x-amz-json-1.0",
+                    "x-amzn-ErrorType": "UnknownOperationException",
+                },
+                body,
+            )
+
+    return call_action
+
+
+def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Step Functions checks every request against its API's constraints (ranges, lengths, enums)
+    and refuses one that breaks them with a ValidationException naming each (recorded for
+    ``maxResults``, ``nextToken`` and ``statusFilter``); moto accepted them."""
+
+    def call_action(self: Any) -> Any:
+        from moto.core.responses import get_service_model
+
+        try:
+            operation = get_service_model(self.boto3_service_name).operation_model(self._get_action())
+        except Exception:  # an unknown operation: fix 20 answers it
+            return original(self)
+        problems = [
+            problem
+            for name, shape in (operation.input_shape.members.items() if operation.input_shape else ())
+            if (problem := _constraint_broken(name, shape, self._get_param(name))) is not None
+        ]
+        if problems:
+            count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
+            raise ValidationException(f"{count}: {'; '.join(problems)}")
+        return original(self)
+
+    return call_action
+
+
+def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
+    """AWS's words for the first constraint of ``shape`` that ``value`` breaks, if any."""
+    if value is None:
+        return None
+    at = f"Value '{value}' at '{name}' failed to satisfy constraint: Member must"
+    limits = shape.metadata
+    if shape.type_name in ("integer", "long") and isinstance(value, int):
+        if "max" in limits and value > limits["max"]:
+            return f"{at} have value less than or equal to {limits['max']}"
+        if "min" in limits and value < limits["min"]:
+            return f"{at} have value greater than or equal to {limits['min']}"
+    if shape.type_name == "string" and isinstance(value, str):
+        if shape.enum and value not in shape.enum:
+            return f"{at} satisfy enum value set: [{', '.join(shape.enum)}]"
+        if "max" in limits and len(value) > limits["max"]:
+            return f"{at} have length less than or equal to {limits['max']}"
+    return None
+
+
+class ValidationException(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
+    TYPE = "ValidationException"
+    STATUS = 400
+
+
 def install_start_sync_execution() -> None:
     """Fix 14 adds an operation moto lacks, rather than replacing one."""
     add(f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "start_sync_execution", _start_sync_execution)
@@ -181,4 +435,14 @@ PATCHES: tuple[Patch, ...] = (
         "create_state_machine",
         _refuse_a_different_machine_under_a_taken_name,
     ),
+    Patch(18, _PARSER_API_MODULE, "ServiceException", _coded_errors),
+    Patch(19, _RESPONSE_CLASS, "_describe_state_machine", _described_state_machine),
+    Patch(19, _RESPONSE_CLASS, "describe_state_machine_for_execution", _state_machine_for_execution),
+    Patch(19, _RESPONSE_CLASS, "update_state_machine", _update_with_revision),
+    Patch(19, _RESPONSE_CLASS, "describe_execution", _described_execution),
+    Patch(19, _RESPONSE_CLASS, "stop_execution", _stop_with_error_and_cause),
+    Patch(19, _RESPONSE_CLASS, "get_execution_history", _paged_history),
+    Patch(19, "moto.stepfunctions.models:StepFunctionBackend", "list_state_machines", _listed_by_name),
+    Patch(20, "moto.core.responses:BaseResponse", "call_action", _unknown_operations_in_json),
+    Patch(21, _RESPONSE_CLASS, "call_action", _validated_requests),
 )

@@ -1,21 +1,31 @@
-"""Service integrations: what a Task's call sends and what its result looks like (fix 6)."""
+"""Service integrations: what a Task's call sends and what its result looks like (fixes 6, 23, 24,
+25)."""
 
 from __future__ import annotations
 
+import base64
 import datetime
 import functools
+import os
+import re
 from collections.abc import Callable
 from typing import Any
 
 import botocore.session
+from botocore import xform_name
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
+from sfn_idempotency.local.calls import PARAMS_KEY
 from sfn_idempotency.local.compat.answers import epoch_ms
 from sfn_idempotency.local.compat.patching import Patch, keep
 
-_SFN_TASK_MODULE = (
-    "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_sfn"
-)
+_SERVICE_PACKAGE = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service"
+_SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"
+_AWS_SDK_TASK = f"{_SERVICE_PACKAGE}.state_task_service_aws_sdk:StateTaskServiceAwsSdk"
+# Capacity DynamoDB reports only when the request asks for it (ReturnConsumedCapacity).
+_CAPACITY_ASKED = ("TOTAL", "INDEXES")
+_ENCRYPTED_OBJECT_OPERATIONS = frozenset({"GetObject", "HeadObject", "PutObject", "CopyObject"})
+_HTTP_ERRORS = 300
 
 
 def _operation_shapes(task: Any, action: str | None) -> Any:
@@ -56,9 +66,147 @@ def _pascal_case_response(original: Callable[..., None]) -> Callable[..., None]:
     return normalise_response
 
 
+def java_sdk_service_name(boto_service: str) -> str:
+    """The service as Step Functions names it in aws-sdk errors: the class prefix of the AWS SDK
+    for Java v2 it runs on (``S3``, ``Sfn``, ``DynamoDb``, ``SecretsManager``, ``Sqs``...), made
+    from the service id: words, and acronyms inside them, capitalized (recorded: S3, Sfn,
+    SecretsManager, DynamoDb)."""
+    service_id = _service_model(boto_service).service_id
+    words = re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]*[a-z0-9]+|[A-Z0-9]+", str(service_id))
+    return "".join(word[:1].upper() + word[1:].lower() for word in words)
+
+
+@functools.cache
+def _service_model(boto_service: str) -> Any:
+    return botocore.session.get_session().get_service_model(boto_service)
+
+
+@functools.cache
+def _operations_by_snake_name(boto_service: str) -> dict[str, Any]:
+    model = _service_model(boto_service)
+    return {xform_name(name): model.operation_model(name) for name in model.operation_names}
+
+
+def _java_sdk_error_names(_original: Any) -> Any:
+    """moto named every service but DynamoDB and Step Functions by its lower-case API name
+    (``s3.NoSuchKeyException``), which no Catch written for AWS (``S3.NoSuchKeyException``) matches."""
+
+    def normalise_service_error_name(service_name: str) -> str:
+        try:
+            return java_sdk_service_name(_boto_name(service_name))
+        except Exception:  # a service botocore does not know: its name as given
+            return service_name
+
+    return staticmethod(normalise_service_error_name)
+
+
+def _boto_name(sfn_service_name: str) -> str:
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
+        StateTaskService,
+    )
+
+    overrides: dict[str, str] = StateTaskService._SERVICE_NAME_SFN_TO_BOTO_OVERRIDES
+    return overrides.get(sfn_service_name, sfn_service_name)
+
+
+def _aws_sdk_request(_original: Callable[..., None]) -> Callable[..., None]:
+    """An aws-sdk Task's parameters are the API's members, spelled with a capital (``StateMachineArn``
+    for the API's ``stateMachineArn``); a value the API takes as a blob (an S3 object's ``Body``) is
+    sent as its JSON text, strings included (recorded: ``"text data"`` is stored with its quotes)."""
+
+    def normalise_parameters(
+        self: Any,
+        parameters: dict[str, Any],
+        boto_service_name: str | None = None,
+        service_action_name: str | None = None,
+    ) -> None:
+        operation = _aws_sdk_operation(self)
+        if operation is not None and operation.input_shape is not None:
+            self._to_boto_request(parameters, operation.input_shape)
+
+    return normalise_parameters
+
+
+def _aws_sdk_response(_original: Callable[..., None]) -> Callable[..., None]:
+    """An aws-sdk Task's result: the API's answer with every member spelled with a capital, and a
+    streamed body (S3 GetObject) as its text, as the SDK for Java that Step Functions runs on
+    renders it (moto left the stream object in the result, and camelCase members as they were)."""
+
+    def normalise_response(
+        self: Any, response: Any, boto_service_name: str | None = None, service_action_name: str | None = None
+    ) -> None:
+        operation = _aws_sdk_operation(self)
+        if operation is not None and operation.output_shape is not None:
+            _capitalized(response, operation.output_shape)
+
+    return normalise_response
+
+
+def _aws_sdk_operation(task: Any) -> Any:
+    try:
+        return _operations_by_snake_name(task._get_boto_service_name())[task._get_boto_service_action()]
+    except Exception:  # an operation botocore does not model: the call itself will fail, named
+        return None
+
+
+def _capitalized(value: Any, shape: Any) -> None:
+    """Rename the members of ``value`` (a parsed answer of ``shape``) in place, recursively."""
+    from botocore.response import StreamingBody
+
+    if isinstance(value, list) and shape.type_name == "list":
+        for item in value:
+            _capitalized(item, shape.member)
+        return
+    if not isinstance(value, dict) or shape.type_name != "structure":
+        return
+    for name in list(value):
+        member = shape.members.get(name)
+        item = value.pop(name)
+        if isinstance(item, StreamingBody):
+            item = item.read().decode("utf-8", errors="replace")
+        if member is not None:
+            _capitalized(item, member)
+        value[name[:1].upper() + name[1:]] = item
+
+
+def drop_unasked_capacity(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+    """``after-call.dynamodb`` (fix 25): DynamoDB reports ConsumedCapacity only when the request
+    asks for it; moto always did, so every DynamoDB Task result carried it (recorded: absent)."""
+    asked = context.get(PARAMS_KEY, {}).get("ReturnConsumedCapacity")
+    if isinstance(parsed, dict) and asked not in _CAPACITY_ASKED:
+        parsed.pop("ConsumedCapacity", None)
+
+
+def s3_objects_encrypted_by_default(response_dict: dict[str, Any], operation_model: Any, **_: Any) -> None:
+    """``before-parse.s3`` (fix 25): objects are encrypted with SSE-S3 by default, which their
+    answers say (``ServerSideEncryption: AES256``, recorded); moto's S3 does not say it."""
+    status = int(response_dict.get("status_code") or 0)
+    if operation_model.name in _ENCRYPTED_OBJECT_OPERATIONS and status < _HTTP_ERRORS:
+        response_dict.setdefault("headers", {}).setdefault("x-amz-server-side-encryption", "AES256")
+
+
+def s3_extended_request_id(parsed: dict[str, Any], **_: Any) -> None:
+    """``after-call.s3`` (fix 25): every S3 answer has an extended request id, which an aws-sdk
+    Task's error Cause quotes (``Extended Request ID: …``, recorded); moto's errors had none."""
+    metadata = parsed.setdefault("ResponseMetadata", {})
+    if not metadata.get("HostId"):
+        sent = metadata.get("HTTPHeaders", {}).get("x-amz-id-2")
+        metadata["HostId"] = sent or base64.b64encode(os.urandom(48)).decode()
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_parameters", _pascal_case_request),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_response", _pascal_case_response),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_to_boto_request", keep),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_from_boto_response", keep),
+    Patch(23, _AWS_SDK_TASK, "_normalise_service_error_name", _java_sdk_error_names),
+    Patch(24, _AWS_SDK_TASK, "_normalise_parameters", _aws_sdk_request),
+    Patch(24, _AWS_SDK_TASK, "_normalise_response", _aws_sdk_response),
+    Patch(24, _AWS_SDK_TASK, "_to_boto_request", keep),
+    Patch(
+        24,
+        f"{_SERVICE_PACKAGE}.state_task_service:StateTaskService",
+        "_SERVICE_NAME_SFN_TO_BOTO_OVERRIDES",
+        keep,
+    ),
 )

@@ -1,8 +1,10 @@
-"""moto's ASL interpreter: its task clients, retry waits, and parsing (fixes 1, 2, 9, 10, 11, 16)."""
+"""moto's ASL interpreter: its task clients, retry waits, and parsing (fixes 1, 2, 9, 10, 11, 16, 26, 27)."""
 
 from __future__ import annotations
 
+import datetime
 import functools
+import json
 import importlib
 import pkgutil
 import sys
@@ -17,6 +19,7 @@ from botocore.client import BaseClient
 from botocore.config import Config
 
 from sfn_idempotency.local.calls import CallInterceptor
+from sfn_idempotency.local.compat import integrations
 from sfn_idempotency.local.compat.patching import Patch, keep
 
 BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
@@ -24,6 +27,7 @@ _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
 _EXECUTION_WORKER_MODULE = "moto.stepfunctions.parser.backend.execution_worker"
 _PARSER_MODULE = "moto.stepfunctions.parser.asl.parse.asl_parser"
+_PREPROCESSOR = "moto.stepfunctions.parser.asl.parse.preprocessor:Preprocessor"
 _PARSED_PROGRAMS_KEPT = 64
 _JSON_PATH_MODULES = (
     "moto.stepfunctions.parser.asl.utils.json_path",
@@ -45,6 +49,9 @@ def _interpreter_session() -> boto3.Session:
         session = boto3.Session(aws_access_key_id="ak", aws_secret_access_key="sk")
         session.events.register("before-parameter-build", interceptor.remember_params)
         session.events.register("before-call", interceptor.before_call)
+        session.events.register("after-call.dynamodb", integrations.drop_unasked_capacity)
+        session.events.register("before-parse.s3", integrations.s3_objects_encrypted_by_default)
+        session.events.register("after-call.s3", integrations.s3_extended_request_id)
         _session = session
     return _session
 
@@ -69,9 +76,14 @@ def cached_boto_client_for(region: str, service: str, state_credentials: Any = N
                         parameter_validation=False,
                         retries={"max_attempts": 0, "total_max_attempts": 1},
                         max_pool_connections=64,
+                        # As the SDK for Java that Step Functions runs on: no checksums unasked
+                        # (an S3 GetObject result carries no ChecksumCRC32, as recorded).
+                        request_checksum_calculation="when_required",
+                        response_checksum_validation="when_required",
                         # In process nothing checks a signature (fix 12); a server needs the
                         # credential scope to tell the region.
-                        signature_version=UNSIGNED if endpoint_url is None else None,
+                        # S3 answers an unsigned request as an anonymous one (403), so it is signed.
+                        signature_version=UNSIGNED if endpoint_url is None and service != "s3" else None,
                     ),
                 )
                 _clients[cache_key] = client
@@ -170,6 +182,58 @@ def _wildcard_spares_runtime_errors(original: Callable[[Any, Any], None]) -> Cal
     return eval_body
 
 
+def _json_string_values(original: Callable[[Any], str | None]) -> Any:
+    """A string in a definition is a JSON string: ``"\\""`` is one quote. moto's parser kept such
+    strings as written, escapes and all (an Assign of ``"\\""`` stored a backslash and a quote).
+    Its other string rule decodes them already; this one now does too."""
+
+    def inner_string_of(parser_rule_context: Any) -> str | None:
+        text = original(parser_rule_context)
+        raw = None if text is None else parser_rule_context.getText()
+        if raw is None or "\\" not in raw:
+            return text
+        try:
+            decoded = json.loads(raw)
+        except ValueError:
+            return text
+        return decoded if isinstance(decoded, str) else text
+
+    return staticmethod(inner_string_of)
+
+
+def aws_timestamp(moment: datetime.datetime | str) -> str:
+    """A timestamp as the context object holds it on AWS: UTC, milliseconds, ``Z``
+    (``2023-11-21T06:27:31.545Z``, recorded)."""
+    if isinstance(moment, str):
+        moment = datetime.datetime.fromisoformat(moment)
+    utc = moment.astimezone(datetime.UTC)
+    return f"{utc.strftime('%Y-%m-%dT%H:%M:%S')}.{utc.microsecond // 1000:03d}Z"
+
+
+def _start_time_as_text(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``$$.Execution.StartTime`` is text on AWS; moto put the datetime itself there, which broke the
+    output of any state that read it (DescribeExecution answered HTTP 500)."""
+
+    def get_evaluation_environment(self: Any) -> Any:
+        env = original(self)
+        execution = env.states.context_object.context_object_data["Execution"]
+        execution["StartTime"] = aws_timestamp(execution["StartTime"])
+        return env
+
+    return get_evaluation_environment
+
+
+def _entered_time_as_aws_writes_it(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``$$.State.EnteredTime`` in the same format (moto: microseconds and ``+00:00``)."""
+
+    def state_data(**fields: Any) -> Any:
+        if "EnteredTime" in fields:
+            fields["EnteredTime"] = aws_timestamp(fields["EnteredTime"])
+        return original(**fields)
+
+    return state_data
+
+
 def _own_query_language_scopes(original: Callable[..., None]) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
@@ -186,10 +250,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(9, _PARSER_MODULE, "AmazonStateLanguageParser", keep),
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
+    Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
+    Patch(26, _PREPROCESSOR, "_inner_string_of", _json_string_values),
     Patch(
-        16,
-        "moto.stepfunctions.parser.asl.parse.preprocessor:Preprocessor",
-        "__init__",
-        _own_query_language_scopes,
+        27, f"{_EXECUTION_WORKER_MODULE}:ExecutionWorker", "_get_evaluation_environment", _start_time_as_text
+    ),
+    Patch(
+        27, "moto.stepfunctions.parser.asl.component.state.state", "StateData", _entered_time_as_aws_writes_it
     ),
 )
