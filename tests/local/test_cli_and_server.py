@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+import httpx
 import pytest
 from botocore.config import Config
 
@@ -137,6 +138,23 @@ def test_boto3_over_http_runs_first_and_duplicate(server: Server):
     assert dynamodb.get_item(TableName=server.ready["tableName"], Key={"id": key})["Item"]["status"] == {
         "S": "COMPLETED"
     }
+
+
+def test_an_unknown_operation_answers_json_over_http(server: Server):
+    # Given an operation the engine does not implement, sent as any SDK sends it
+    request = httpx.post(
+        server.endpoint,
+        headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": "AWSStepFunctions.RedriveExecution",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/states/aws4_request, "
+            "SignedHeaders=host, Signature=0",
+        },
+        content=b'{"executionArn": "arn:aws:states:us-east-1:123456789012:execution:m:e"}',
+    )
+    # Then the answer is AWS's JSON error for an unknown operation, never an HTML page
+    assert request.status_code == 400
+    assert request.json()["__type"].endswith("#UnknownOperationException")
 
 
 def test_cli_start_prints_output_and_replays(server: Server):

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from moto.core.exceptions import AWSError
+from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
@@ -128,7 +129,8 @@ def _store_output_as_json_text(original: Callable[[Any], None]) -> Callable[[Any
     def reflect_execution_status(self: Any) -> None:
         original(self)
         if self.execution.exec_status == "SUCCEEDED":
-            self.execution.output = json.dumps(self.execution.output, separators=(",", ":"))
+            # As moto writes the history's outputs: a timestamp an SDK answer holds in ISO 8601.
+            self.execution.output = to_json_str(self.execution.output, separators=(",", ":"))
 
     return reflect_execution_status
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime
 import functools
-import json
 import importlib
+import json
 import pkgutil
 import sys
 import threading
@@ -182,23 +182,38 @@ def _wildcard_spares_runtime_errors(original: Callable[[Any, Any], None]) -> Cal
     return eval_body
 
 
-def _json_string_values(original: Callable[[Any], str | None]) -> Any:
-    """A string in a definition is a JSON string: ``"\\""`` is one quote. moto's parser kept such
-    strings as written, escapes and all (an Assign of ``"\\""`` stored a backslash and a quote).
-    Its other string rule decodes them already; this one now does too."""
+def _assigned_literals_decoded(_original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A definition is JSON: an ``Assign`` of ``"\\""`` assigns one quote. moto kept that string as
+    written, escapes and all (its rule for other literal values decodes them already)."""
+    from moto.stepfunctions.parser.asl.component.common.assign.assign_template_value_terminal import (
+        AssignTemplateValueTerminalLit,
+    )
 
-    def inner_string_of(parser_rule_context: Any) -> str | None:
-        text = original(parser_rule_context)
-        raw = None if text is None else parser_rule_context.getText()
-        if raw is None or "\\" not in raw:
-            return text
+    def visit(self: Any, ctx: Any) -> Any:
+        raw = ctx.string_literal().getText()
         try:
-            decoded = json.loads(raw)
+            value = json.loads(raw)
         except ValueError:
-            return text
-        return decoded if isinstance(decoded, str) else text
+            value = self._inner_string_of(ctx.string_literal())
+        return AssignTemplateValueTerminalLit(value=value)
 
-    return staticmethod(inner_string_of)
+    return visit
+
+
+def _assigned_variables_as_json(
+    _original: Callable[[Any], dict[str, str]],
+) -> Callable[[Any], dict[str, str]]:
+    """A state's ``assignedVariables`` in its history are each value's JSON text; moto wrote a
+    string between quotes as it was, so a quote or backslash in it gave text that is not JSON."""
+
+    from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
+
+    def get_assigned_variables(self: Any) -> dict[str, str]:
+        return {
+            name: to_json_str(self.get(name), separators=(",", ":")) for name in self._declaration_tracing
+        }
+
+    return get_assigned_variables
 
 
 def aws_timestamp(moment: datetime.datetime | str) -> str:
@@ -251,7 +266,15 @@ PATCHES: tuple[Patch, ...] = (
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
-    Patch(26, _PREPROCESSOR, "_inner_string_of", _json_string_values),
+    Patch(
+        26, _PREPROCESSOR, "visitAssign_template_value_terminal_string_literal", _assigned_literals_decoded
+    ),
+    Patch(
+        26,
+        "moto.stepfunctions.parser.asl.eval.variable_store:VariableStore",
+        "get_assigned_variables",
+        _assigned_variables_as_json,
+    ),
     Patch(
         27, f"{_EXECUTION_WORKER_MODULE}:ExecutionWorker", "_get_evaluation_environment", _start_time_as_text
     ),

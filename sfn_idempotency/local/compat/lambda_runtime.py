@@ -13,6 +13,7 @@ import io
 import json
 import tempfile
 import threading
+import time
 import traceback
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
@@ -35,9 +36,10 @@ _TASK_ROOT = "/var/task"  # where AWS unpacks the code: the stack trace names it
 class _Outcome:
     """What one invocation ended with: a payload (bytes), and whether it is a function error."""
 
-    def __init__(self, payload: bytes, errored: bool) -> None:
+    def __init__(self, payload: bytes, errored: bool, log: str = "") -> None:
         self.payload = payload
         self.errored = errored
+        self.log = log
 
 
 def _runs_here(function: Any) -> bool:
@@ -111,9 +113,29 @@ def run(function: Any, event: Any) -> _Outcome:
                 result["error"] = error
 
     worker = threading.Thread(target=call, name=f"lambda-{function.function_name}", daemon=True)
+    started = time.monotonic()
     worker.start()
     worker.join(int(function.timeout))
-    if worker.is_alive():
+    outcome = _outcome(result, worker.is_alive(), context, task_dir, function)
+    outcome.log = _log_lines(context, (time.monotonic() - started) * 1000)
+    return outcome
+
+
+def _log_lines(context: LocalLambdaContext, duration_ms: float) -> str:
+    """The lines the runtime writes around every invocation (what ``LogType: Tail`` returns)."""
+    request = context.aws_request_id
+    return (
+        f"START RequestId: {request} Version: {context.function_version}\n"
+        f"END RequestId: {request}\n"
+        f"REPORT RequestId: {request}\tDuration: {duration_ms:.2f} ms\t"
+        f"Memory Size: {context.memory_limit_in_mb} MB\n"
+    )
+
+
+def _outcome(
+    result: dict[str, Any], timed_out: bool, context: LocalLambdaContext, task_dir: Path, function: Any
+) -> _Outcome:
+    if timed_out:
         message = f"RequestId: {context.aws_request_id} Error: Task timed out after {float(function.timeout):.2f} seconds"
         return _Outcome(json.dumps({"errorType": "Sandbox.Timedout", "errorMessage": message}).encode(), True)
     if "error" in result:
@@ -154,7 +176,7 @@ def _invoke_in_process(original: Callable[..., Any]) -> Callable[..., Any]:
         if outcome.errored:
             response_headers["x-amz-function-error"] = "Unhandled"
         if request_headers.get("x-amz-log-type") == "Tail":
-            response_headers["x-amz-log-result"] = base64.b64encode(b"").decode()
+            response_headers["x-amz-log-result"] = base64.b64encode(outcome.log.encode()[-4096:]).decode()
         return outcome.payload
 
     return invoke
@@ -168,7 +190,7 @@ def _run_lambda_in_process(original: Callable[..., Any]) -> Callable[..., Any]:
         if not _runs_here(self):
             return original(self, event)  # type: ignore[no-any-return]
         outcome = run(self, {} if event is None else event)
-        return outcome.payload.decode("utf-8", errors="replace"), outcome.errored, ""
+        return outcome.payload.decode("utf-8", errors="replace"), outcome.errored, outcome.log
 
     return invoke_lambda
 

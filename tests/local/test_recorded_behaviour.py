@@ -1,0 +1,405 @@
+"""The engine answers as AWS was recorded answering (LocalStack's Step Functions snapshot tests, which
+were recorded against AWS; docs/aws-fidelity.md names the recordings). One test per compat fix, in
+our own words: each fails on plain moto."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.compat.interpreter import aws_timestamp
+
+ROLE = "arn:aws:iam::123456789012:role/machine-role"
+AWS_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
+FUNCTIONS = """
+import os, time
+
+def echo(event, context):
+    return {"event": event, "greeting": os.environ.get("GREETING"), "name": context.function_name}
+
+def fail(event, context):
+    raise ValueError("card declined")
+
+def raw(event, context):
+    return b"raw bytes"
+
+def slow(event, context):
+    time.sleep(5)
+    return "late"
+"""
+
+
+def machine(cloud: LocalCloud, states: dict[str, Any], start_at: str, **top: Any) -> str:
+    definition = json.dumps({**top, "StartAt": start_at, "States": states})
+    name = f"machine-{len(cloud.sfn.list_state_machines()['stateMachines'])}"
+    return str(
+        cloud.sfn.create_state_machine(name=name, definition=definition, roleArn=ROLE)["stateMachineArn"]
+    )
+
+
+def task(resource: str, parameters: dict[str, Any], **rest: Any) -> dict[str, Any]:
+    return {"Type": "Task", "Resource": resource, "Parameters": parameters, **rest}
+
+
+def task_results(cloud: LocalCloud, execution_arn: str) -> list[Any]:
+    events = cloud.sfn.get_execution_history(executionArn=execution_arn)["events"]
+    return [
+        json.loads(e["taskSucceededEventDetails"]["output"]) for e in events if e["type"] == "TaskSucceeded"
+    ]
+
+
+@pytest.fixture
+def lambda_api_functions(local_cloud: LocalCloud) -> Any:
+    """Functions created through the Lambda API from a zip, as a deploy tool creates them."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as package:
+        package.writestr("app.py", FUNCTIONS)
+    client = local_cloud.client("lambda")
+    local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
+    for handler, timeout in (("echo", 3), ("fail", 3), ("raw", 3), ("slow", 1)):
+        client.create_function(
+            FunctionName=handler,
+            Runtime="python3.12",
+            Role="arn:aws:iam::123456789012:role/fn-role",
+            Handler=f"app.{handler}",
+            Code={"ZipFile": archive.getvalue()},
+            Timeout=timeout,
+            Environment={"Variables": {"GREETING": "hello"}},
+        )
+    return client
+
+
+# -- Lambda functions created through the Lambda API (fix 22) --------------------------------------
+
+
+def test_a_lambda_api_function_runs_in_process_and_names_the_version_that_ran(
+    local_cloud: LocalCloud, lambda_api_functions: Any
+):
+    # Given a state machine invoking a zip function created through the Lambda API
+    states = {
+        "Call": task("arn:aws:states:::lambda:invoke", {"FunctionName": "echo", "Payload.$": "$"}, End=True)
+    }
+    arn = machine(local_cloud, states, "Call")
+
+    # When it runs
+    result = local_cloud.run(arn, {"orderId": "o-1"})
+
+    # Then the handler ran with the function's environment, and the result names $LATEST as AWS's does
+    assert result.status == "SUCCEEDED"
+    assert result.output == {
+        "ExecutedVersion": "$LATEST",
+        "Payload": {"event": {"orderId": "o-1"}, "greeting": "hello", "name": "echo"},
+        "StatusCode": 200,
+    }
+
+
+def test_a_lambda_api_function_answers_as_the_python_runtime_does(lambda_api_functions: Any):
+    # When each function is invoked directly
+    answers = {
+        name: lambda_api_functions.invoke(FunctionName=name, Payload=b"{}")
+        for name in ("fail", "raw", "slow")
+    }
+    payloads = {name: answer["Payload"].read() for name, answer in answers.items()}
+
+    # Then an exception is an Unhandled error with Lambda's payload, its stack under /var/task
+    failure = json.loads(payloads["fail"])
+    assert answers["fail"]["FunctionError"] == "Unhandled"
+    assert (failure["errorType"], failure["errorMessage"]) == ("ValueError", "card declined")
+    assert re.fullmatch(r"[0-9a-f-]{36}", failure["requestId"])
+    assert all("/var/task/app.py" in frame for frame in failure["stackTrace"])
+    # And bytes come back as they are, and a function past its timeout ends in Sandbox.Timedout
+    assert payloads["raw"] == b"raw bytes"
+    assert answers["slow"]["FunctionError"] == "Unhandled"
+    timed_out = json.loads(payloads["slow"])
+    assert timed_out["errorType"] == "Sandbox.Timedout"
+    assert "Task timed out after 1.00 seconds" in timed_out["errorMessage"]
+
+
+def test_invoking_a_function_that_does_not_exist_names_its_latest_qualifier(local_cloud: LocalCloud):
+    # Recorded (error_handling/test_task_service_lambda::test_no_such_function): the Cause ends ":$LATEST"
+    states = {
+        "Call": task("arn:aws:states:::lambda:invoke", {"FunctionName": "absent", "Payload": {}}, End=True)
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Call"), {})
+    assert result.error == "Lambda.ResourceNotFoundException"
+    assert result.cause.startswith(
+        "Function not found: arn:aws:lambda:us-east-1:123456789012:function:absent:$LATEST ("
+    )
+
+
+# -- The API's answers (fixes 18 to 21) -------------------------------------------------------------
+
+
+def test_an_invalid_definition_is_refused_with_its_code(local_cloud: LocalCloud):
+    # Recorded: InvalidDefinition, which the SDK raises as its own exception (moto sent no code)
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition):
+        local_cloud.sfn.create_state_machine(name="broken", definition='{"StartAt": "A"}', roleArn=ROLE)
+
+
+@pytest.mark.parametrize("execution_input", ["", "not json", "{'single': 'quotes'}"])
+def test_input_that_is_not_json_is_refused_with_invalid_execution_input(
+    local_cloud: LocalCloud, execution_input: str
+):
+    arn = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidExecutionInput):
+        local_cloud.sfn.start_execution(stateMachineArn=arn, input=execution_input)
+
+
+def test_describe_and_update_answer_logging_and_revision_as_recorded(local_cloud: LocalCloud):
+    # Given a machine created without a logging configuration
+    arn = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
+    created = local_cloud.sfn.describe_state_machine(stateMachineArn=arn)
+    assert created["loggingConfiguration"] == {"level": "OFF", "includeExecutionData": False}
+    assert "revisionId" not in created
+
+    # When it is updated with a new role, then with the same role again
+    first = local_cloud.sfn.update_state_machine(stateMachineArn=arn, roleArn=f"{ROLE}-2")
+    second = local_cloud.sfn.update_state_machine(stateMachineArn=arn, roleArn=f"{ROLE}-2")
+
+    # Then the first update makes a revision, the unchanged one keeps it, and Describe names it
+    assert first["revisionId"] == second["revisionId"]
+    assert local_cloud.sfn.describe_state_machine(stateMachineArn=arn)["revisionId"] == first["revisionId"]
+    # And an update of nothing is refused with AWS's code and message
+    with pytest.raises(ClientError) as refused:
+        local_cloud.sfn.update_state_machine(stateMachineArn=arn)
+    assert refused.value.response["Error"] == {
+        "Code": "MissingRequiredParameter",
+        "Message": "Either the definition, the role ARN, the LoggingConfiguration, or the TracingConfiguration must be specified",
+    }
+
+
+def test_describe_execution_and_its_machine_answer_the_recorded_members(local_cloud: LocalCloud):
+    arn = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
+    result = local_cloud.run(arn, {"n": 1})
+    assert local_cloud.sfn.describe_execution(executionArn=result.arn)["inputDetails"] == {"included": True}
+    assert "updateDate" in local_cloud.sfn.describe_state_machine_for_execution(executionArn=result.arn)
+
+
+def test_stop_execution_answers_its_date_and_records_the_given_error_and_cause(local_cloud: LocalCloud):
+    # Given two executions waiting
+    arn = machine(local_cloud, {"Wait": {"Type": "Wait", "Seconds": 600, "End": True}}, "Wait")
+    plain, explained = (local_cloud.start_execution(arn, {}) for _ in range(2))
+    local_cloud.wait_until(
+        lambda: "Wait" in local_cloud.states_so_far(plain) + local_cloud.states_so_far(explained)
+    )
+
+    # When one is stopped plainly and one with an error and a cause
+    stopped = local_cloud.sfn.stop_execution(executionArn=plain)
+    local_cloud.sfn.stop_execution(executionArn=explained, error="Operator", cause="cancelled by hand")
+    results = local_cloud.wait_all([plain, explained])
+
+    # Then StopExecution answers its date, and each ExecutionAborted event says only what was given
+    assert stopped["stopDate"] is not None
+    aborted = [result.history[-1] for result in results]
+    assert [event["type"] for event in aborted] == ["ExecutionAborted", "ExecutionAborted"]
+    assert aborted[0]["executionAbortedEventDetails"] == {}
+    assert aborted[1]["executionAbortedEventDetails"] == {"error": "Operator", "cause": "cancelled by hand"}
+
+
+def test_history_pages_and_reverses_as_asked(local_cloud: LocalCloud):
+    arn = machine(local_cloud, {"A": {"Type": "Pass", "Next": "B"}, "B": {"Type": "Pass", "End": True}}, "A")
+    result = local_cloud.run(arn, {"n": 1})
+    everything = local_cloud.sfn.get_execution_history(executionArn=result.arn)["events"]
+
+    newest = local_cloud.sfn.get_execution_history(executionArn=result.arn, reverseOrder=True, maxResults=1)
+    assert newest["events"][0]["type"] == "ExecutionSucceeded"
+    assert json.loads(newest["events"][0]["executionSucceededEventDetails"]["output"]) == {"n": 1}
+    pages = local_cloud.sfn.get_paginator("get_execution_history").paginate(
+        executionArn=result.arn, PaginationConfig={"PageSize": 2}
+    )
+    assert [event["id"] for page in pages for event in page["events"]] == [
+        event["id"] for event in everything
+    ]
+
+
+def test_state_machines_are_listed_by_name_and_out_of_range_requests_refused(local_cloud: LocalCloud):
+    for name in ("sm_1", "sm_10", "sm_0", "sm_2"):
+        local_cloud.sfn.create_state_machine(
+            name=name,
+            roleArn=ROLE,
+            definition=json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}),
+        )
+    pages = local_cloud.sfn.get_paginator("list_state_machines").paginate(PaginationConfig={"PageSize": 3})
+    assert [sm["name"] for page in pages for sm in page["stateMachines"]] == ["sm_0", "sm_1", "sm_10", "sm_2"]
+
+    with pytest.raises(ClientError) as too_many:
+        local_cloud.sfn.list_state_machines(maxResults=1001)
+    assert too_many.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "1 validation error detected: Value '1001' at 'maxResults' failed to satisfy constraint: "
+        "Member must have value less than or equal to 1000",
+    }
+    with pytest.raises(ClientError) as unknown_status:
+        local_cloud.sfn.list_executions(
+            stateMachineArn=machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A"),
+            statusFilter="succeeded",
+        )
+    assert unknown_status.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_an_operation_the_engine_lacks_answers_json_as_aws_does(local_cloud: LocalCloud):
+    # RedriveExecution is one the engine does not implement: a JSON error, never an HTML page
+    with pytest.raises(ClientError) as refused:
+        local_cloud.sfn.redrive_execution(executionArn=f"{ROLE}:execution")
+    assert refused.value.response["Error"]["Code"] == "UnknownOperationException"
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+# -- aws-sdk integrations (fixes 23 to 25) ----------------------------------------------------------
+
+
+def test_aws_sdk_errors_spell_the_service_as_aws_does(local_cloud: LocalCloud):
+    # Recorded: S3.NoSuchKeyException (with its extended request id) and Sfn.InvalidTokenException
+    local_cloud.client("s3").create_bucket(Bucket="orders-bucket")
+    catch_all = [{"ErrorEquals": ["S3.NoSuchKeyException"], "Next": "Token"}]
+    states = {
+        "Get": task(
+            "arn:aws:states:::aws-sdk:s3:getObject",
+            {"Bucket": "orders-bucket", "Key": "absent"},
+            Catch=catch_all,
+            End=True,
+        ),
+        "Token": task(
+            "arn:aws:states:::aws-sdk:sfn:sendTaskSuccess", {"TaskToken": "forged", "Output": "{}"}, End=True
+        ),
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Get"), {})
+
+    assert result.states == ["Get", "Token"]
+    failed = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
+    assert failed[0]["error"] == "S3.NoSuchKeyException"
+    assert re.fullmatch(
+        r"The specified key does not exist\. \(Service: S3, Status Code: 404, Request ID: \S+, Extended Request ID: \S+\)",
+        failed[0]["cause"],
+    )
+    assert (result.error, failed[1]["resourceType"]) == ("Sfn.InvalidTokenException", "aws-sdk:sfn")
+
+
+@pytest.mark.parametrize(
+    ("body", "stored"),
+    [
+        ({"Dict": "Value"}, b'{"Dict":"Value"}'),
+        (["List", "Data"], b'["List","Data"]'),
+        (False, b"false"),
+        (0, b"0"),
+        ("text data", b'"text data"'),
+    ],
+)
+def test_aws_sdk_s3_stores_a_json_body_as_its_text_and_reads_it_back_as_text(
+    local_cloud: LocalCloud, body: Any, stored: bytes
+):
+    # Recorded (services/test_aws_sdk_task_service::test_s3_put_object, ::test_s3_get_object)
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="orders-bucket")
+    object_key = {"Bucket": "orders-bucket", "Key": "order.json"}
+    states = {
+        "Put": task(
+            "arn:aws:states:::aws-sdk:s3:putObject",
+            {**object_key, "Body.$": "$.body"},
+            ResultPath=None,
+            Next="Get",
+        ),
+        "Get": task("arn:aws:states:::aws-sdk:s3:getObject", object_key, End=True),
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Put"), {"body": body})
+
+    assert result.status == "SUCCEEDED"
+    assert s3.get_object(**object_key)["Body"].read() == stored
+    assert result.output["Body"] == stored.decode()
+    assert result.output["ServerSideEncryption"] == "AES256"
+    assert "ChecksumCRC32" not in result.output
+
+
+def test_aws_sdk_start_execution_speaks_the_sdks_capitalized_members(local_cloud: LocalCloud):
+    target = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
+    states = {
+        "Start": task(
+            "arn:aws:states:::aws-sdk:sfn:startExecution",
+            {"StateMachineArn": target, "Input": {"a": 1}},
+            End=True,
+        )
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Start"), {})
+    assert result.status == "SUCCEEDED"
+    assert sorted(result.output) == ["ExecutionArn", "StartDate"]
+    assert local_cloud.wait(result.output["ExecutionArn"]).output == {"a": 1}
+
+
+def test_dynamodb_results_carry_no_capacity_unless_asked(local_cloud: LocalCloud):
+    local_cloud.create_table("orders")
+    item = {"TableName": "orders", "Item": {"id": {"S": "o-1"}}}
+    states = {
+        "Plain": task("arn:aws:states:::dynamodb:putItem", item, ResultPath="$.plain", Next="Sdk"),
+        "Sdk": task("arn:aws:states:::aws-sdk:dynamodb:putItem", item, ResultPath="$.sdk", Next="Asked"),
+        "Asked": task(
+            "arn:aws:states:::dynamodb:putItem",
+            {**item, "ReturnConsumedCapacity": "TOTAL"},
+            ResultPath="$.asked",
+            End=True,
+        ),
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Plain"), {})
+    assert (result.output["plain"], result.output["sdk"]) == ({}, {})
+    assert result.output["asked"]["ConsumedCapacity"]["TableName"] == "orders"
+
+
+# -- Definitions and the context object (fixes 26, 27, 15) -----------------------------------------
+
+
+def test_strings_in_a_definition_are_json_strings(local_cloud: LocalCloud):
+    # Recorded (scenarios ESCAPE_SEQUENCES_JSONATA_COMPARISON_ASSIGN, assign BASE_REFERENCE_IN_INTRINSIC_FUNCTION)
+    jsonata = machine(
+        local_cloud,
+        {
+            "Pass": {"Type": "Pass", "Assign": {"quote": '"'}, "Next": "Check"},
+            "Check": {"Type": "Pass", "Output": "{% $quote = '\"' %}", "End": True},
+        },
+        "Pass",
+        QueryLanguage="JSONata",
+    )
+    jsonpath = machine(
+        local_cloud,
+        {
+            "Pass": {"Type": "Pass", "Assign": {"text": '{"key":"value"}'}, "Next": "Parse"},
+            "Parse": {"Type": "Pass", "Parameters": {"parsed.$": "States.StringToJson($text)"}, "End": True},
+        },
+        "Pass",
+    )
+    assert local_cloud.run(jsonata, {}).output is True
+    assert local_cloud.run(jsonpath, {}).output == {"parsed": {"key": "value"}}
+
+
+def test_context_timestamps_are_written_as_aws_writes_them(local_cloud: LocalCloud):
+    # Recorded (base/test_base::test_execution_dateformat): "2023-11-21T06:27:31.545Z", the API's startDate
+    states = {
+        "Pass": {
+            "Type": "Pass",
+            "Parameters": {"started.$": "$$.Execution.StartTime", "entered.$": "$$.State.EnteredTime"},
+            "End": True,
+        }
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Pass"), {})
+    assert AWS_TIMESTAMP.match(result.output["started"])
+    assert AWS_TIMESTAMP.match(result.output["entered"])
+    start_date = local_cloud.sfn.describe_execution(executionArn=result.arn)["startDate"]
+    assert result.output["started"] == aws_timestamp(start_date)
+
+
+def test_range_of_one_item_is_that_item(local_cloud: LocalCloud):
+    # Recorded (intrinsic_functions/test_array_jsonata::test_array_range): $range(1, 1, 1) is 1
+    states = {
+        "Pass": {
+            "Type": "Pass",
+            "Output": "{% {'one': $range(1, 1, 1), 'three': $range(1, 3, 1)} %}",
+            "End": True,
+        }
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Pass", QueryLanguage="JSONata"), {})
+    assert result.output == {"one": 1, "three": [1, 2, 3]}
