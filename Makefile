@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
+.PHONY: help install demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded e
 
 test: $(STAMP) node_modules/.package-lock.json  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+fuzz: $(STAMP)  ## the property tests with random seeds and 10x their examples (make test draws fixed ones)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m property $(PYTEST_ARGS)
 
 test-unit: $(STAMP)  ## key computation and configuration
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

@@ -25,7 +25,7 @@ from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, Idemp
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.records import describe, plain
 from sfn_idempotency.remote import NotExactlyOneError, client, default_state_machine, only_table
-from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.resources import IDEMPOTENCY_ASL, ORDER_WORKFLOW_ASL
 from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH, example_settings
 from sfn_idempotency.wrap import WrapError, wrap_state
 
@@ -90,6 +90,13 @@ def endpoint_url(text: str) -> str:
     return text
 
 
+def host(text: str) -> str:
+    """An address to listen on: a host name or an IP address, as an endpoint URL can carry it."""
+    if not text or text != text.strip() or urlsplit(f"http://{text}:1").hostname != text.lower().strip("[]"):
+        raise argparse.ArgumentTypeError(f"a host is a name or an IP address, got {text!r}")
+    return text
+
+
 def idempotency_key(text: str) -> str:
     prefix, separator, digest = text.partition("#")
     if not (prefix.strip() and separator and digest.strip()) or text != text.strip():
@@ -124,7 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
         "with --endpoint-url and region us-east-1 (any credentials). When ready it prints one JSON line: "
         "endpoint, region, state machine ARNs and table name. Stops cleanly on SIGINT or SIGTERM.",
     )
-    serve.add_argument("--host", default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})")
+    serve.add_argument(
+        "--host", type=host, default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})"
+    )
     serve.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     _add_setting_flags(serve)
 
@@ -244,15 +253,21 @@ def _settings(arguments: argparse.Namespace) -> IdempotencySettings:
     return example_settings(**overrides)
 
 
+def _read_text(path: str, holds: str) -> str:
+    """A file's UTF-8 text; a name no file can have (a NUL in it) is as unreadable as a missing one."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise CliError(f"cannot read {path}: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{path} is not UTF-8 text ({holds} is JSON)") from None
+    except ValueError as error:  # "embedded null byte": found by hypothesis (wrap '\x00')
+        raise CliError(f"cannot read {path!r}: {error}") from None
+
+
 def _read_json(value: str) -> Any:
     if value.startswith("@"):
-        path = Path(value[1:])
-        try:
-            value = path.read_text(encoding="utf-8")
-        except OSError as error:
-            raise CliError(f"cannot read {path}: {error.strerror}") from None
-        except UnicodeDecodeError:
-            raise CliError(f"{path} is not UTF-8 text (the input must be JSON)") from None
+        value = _read_text(value[1:], "the input")
     try:
         return json.loads(value)
     except json.JSONDecodeError as error:
@@ -290,6 +305,10 @@ def serve(arguments: argparse.Namespace) -> int:
         event_settings = settings.model_copy(update={"event_key_jmespath": ORDER_EVENT_KEY_JMESPATH})
         events = IdempotentService(cloud, event_settings, name="order-events", table_name=service.table_name)
         events.deploy_event_trigger()
+        # As the stack deploys them: each Standard workflow's claim release (StopExecution and
+        # execution timeouts release the claim at once), and the order pipeline nesting the workflow.
+        releases = [service.deploy_claim_release(), events.deploy_claim_release()]
+        pipeline = service.nest_in(ORDER_WORKFLOW_ASL, "order-pipeline")
         # The Express workflows whose PlaceOrder is wrapped inline (StartSyncExecution), as the stack has.
         express = [
             service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline"),
@@ -300,8 +319,9 @@ def serve(arguments: argparse.Namespace) -> int:
         ready = {
             "endpoint": cloud.endpoint_url,
             "region": cloud.region,
-            "stateMachineArns": [service.state_machine_arn, events.state_machine_arn],
+            "stateMachineArns": [service.state_machine_arn, events.state_machine_arn, pipeline],
             "expressStateMachineArns": [*express, api.state_machine_arn],
+            "claimReleaseStateMachineArns": releases,
             "apiEndpoint": api.start(),
             "tableName": service.table_name,
         }
@@ -392,12 +412,7 @@ def draw(arguments: argparse.Namespace) -> int:
 
 def wrap(arguments: argparse.Namespace) -> int:
     source = arguments.definition
-    try:
-        definition = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
-    except OSError as error:
-        raise CliError(f"cannot read {source}: {error.strerror}") from None
-    except UnicodeDecodeError:
-        raise CliError(f"{source} is not UTF-8 text (a definition is JSON)") from None
+    definition = sys.stdin.read() if source == "-" else _read_text(source, "a definition")
     print(
         wrap_state(
             definition,

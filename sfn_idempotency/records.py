@@ -16,12 +16,22 @@ def plain(item: dict[str, Any]) -> dict[str, Any]:
     return {name: _deserializer.deserialize(value) for name, value in item.items()}
 
 
+OWNER_SEPARATOR = "#"  # no execution name may hold one, so "<ARN>#" begins that execution's claims only
+
+
+def owner_execution(owner: str) -> str:
+    """The execution ARN in a claim's owner, ``<execution ARN>#<claim token>`` (a record written
+    before claim tokens holds the ARN alone)."""
+    return owner.partition(OWNER_SEPARATOR)[0]
+
+
 def describe(record: dict[str, Any], now: dt.datetime) -> str:
     """Status, owner, expiry and lease in human time, and the stored result."""
     lines = [
         ("key", record["id"]),
         ("status", record.get("status", "?")),
         ("owner", record.get("owner", "- (written by Powertools or an older version)")),
+        ("execution", owner_execution(record["owner"]) if "owner" in record else "-"),
         ("expires", _moment(int(record["expiration"]), now) if "expiration" in record else "-"),
         (
             "lease ends",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +32,9 @@ class KeyComputation(BaseModel):
     completed_expiration: int  # epoch s: expiry written on completion (see completed_expiration())
     timeout_seconds: int  # the business step's TimeoutSeconds
     max_claim_attempts: int
+    # Unique to this computation, so to one claim attempt: the owner is "<execution id>#<token>",
+    # which fences two claims of one execution (Map items, a retried step) from each other too.
+    claim_token: str
 
 
 def key_of(event: Any, settings: IdempotencySettings) -> str | None:
@@ -69,6 +73,7 @@ def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyCompu
         completed_expiration=completed_expiration(now, settings),
         timeout_seconds=settings.timeout_seconds,
         max_claim_attempts=settings.max_claim_attempts,
+        claim_token=uuid.uuid4().hex,
     )
 
 

@@ -101,6 +101,11 @@ class FaultPlan:
                 _FunctionFault(function, _call_numbers(calls), delay_seconds=seconds)
             )
 
+    def calls_so_far(self, service: str, operation: str) -> int:
+        """How many ``service.operation`` calls the interpreter has made: the next one is this + 1."""
+        with self._lock:
+            return self._api_calls[service, operation]
+
     def clear(self) -> None:
         with self._lock:
             self._api_faults.clear()

@@ -61,6 +61,18 @@ def inline_machine(timeout_seconds: int, query_language: str = "JSONPath") -> st
     )
 
 
+def _existing(cloud: LocalCloud, table_name: str) -> str:
+    try:
+        cloud.dynamodb.describe_table(TableName=table_name)
+    except cloud.dynamodb.exceptions.ResourceNotFoundException:
+        raise EngineError(
+            f"table {table_name!r} does not exist in this LocalCloud: create it first "
+            f"(cloud.create_table({table_name!r})), or leave table_name out and the service creates "
+            f"a table of its own"
+        ) from None
+    return table_name
+
+
 class IdempotentService:
     """Table, key Lambda, business Lambda and state machine, named like the stack names them."""
 
@@ -88,7 +100,11 @@ class IdempotentService:
         Lambda, by its ARN: the result is what the function returns, as Powertools records it) is
         wrapped inline by sfn_idempotency.wrap; the flow's states are then ``Execute.<name>``.
         ``query_language``: the flow's flavour, ``"JSONPath"`` or ``"JSONata"`` (the same states,
-        records, outputs and error names; the JSONata flavour runs a business Lambda only)."""
+        records, outputs and error names; the JSONata flavour runs a business Lambda only).
+        ``table_name``: the records' table, one that exists in ``cloud`` (``cloud.create_table``, or
+        another service's ``table_name``: services sharing a table replay each other's records);
+        by default the service creates ``<name>-table``. A table that does not exist is refused
+        here, rather than failing every execution with IdempotencyPersistenceError."""
         self.cloud = cloud
         self.inline = inline
         self.query_language = query_language
@@ -115,7 +131,7 @@ class IdempotentService:
         self.name = name
         self.compute_key_function = f"{name}-compute-key"
         self.business_function = f"{name}-business"
-        self.table_name = table_name or cloud.create_table(f"{name}-table")
+        self.table_name = _existing(cloud, table_name) if table_name else cloud.create_table(f"{name}-table")
         self.compute_key = compute_key = cloud.add_key_function(
             self.compute_key_function, self.settings.to_environment()
         )

@@ -92,6 +92,11 @@ def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
     assert server.ready["stateMachineArns"] == [
         "arn:aws:states:us-east-1:123456789012:stateMachine:idempotency",
         "arn:aws:states:us-east-1:123456789012:stateMachine:order-events",
+        "arn:aws:states:us-east-1:123456789012:stateMachine:order-pipeline",
+    ]
+    assert server.ready["claimReleaseStateMachineArns"] == [
+        "arn:aws:states:us-east-1:123456789012:stateMachine:idempotency-release",
+        "arn:aws:states:us-east-1:123456789012:stateMachine:order-events-release",
     ]
     assert server.ready["expressStateMachineArns"] == [
         "arn:aws:states:us-east-1:123456789012:stateMachine:order-pipeline-inline",
@@ -138,6 +143,25 @@ def test_boto3_over_http_runs_first_and_duplicate(server: Server):
     assert dynamodb.get_item(TableName=server.ready["tableName"], Key={"id": key})["Item"]["status"] == {
         "S": "COMPLETED"
     }
+
+
+def test_a_stopped_execution_has_its_claim_released_through_serve(server: Server):
+    # Given an execution holding its claim while the business step runs (the demo's delay hook)
+    sfn, dynamodb = server.client("stepfunctions"), server.client("dynamodb")
+    order = {"orderId": "http-stopped", "amount": 3, "simulate": {"delaySeconds": 8}}
+    key = {"id": {"S": key_of(order, example_settings({}))}}
+    table = server.ready["tableName"]
+    arn = sfn.start_execution(stateMachineArn=server.ready["stateMachineArns"][0], input=json.dumps(order))
+    poll(lambda: "Item" in dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True), "the claim")
+
+    # When it is stopped, as AWS's StopExecution stops it (no Catch sees that)
+    sfn.stop_execution(executionArn=arn["executionArn"])
+
+    # Then the release workflow that serve deployed deletes the claim (the lease alone would leave
+    # it INPROGRESS for minutes; nothing else deletes it)
+    poll(
+        lambda: "Item" not in dynamodb.get_item(TableName=table, Key=key, ConsistentRead=True), "the release"
+    )
 
 
 def test_an_unknown_operation_answers_json_over_http(server: Server):

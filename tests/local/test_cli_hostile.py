@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfn_idempotency import cli
+from tests.properties import examples
 from tests.servers import free_port
 
 CLOSED_ENDPOINT = f"http://127.0.0.1:{free_port()}"  # nothing listens there
@@ -60,6 +61,10 @@ def commands(hostile_files: dict[str, Path]) -> st.SearchStrategy[list[str]]:
     )
     return st.one_of(
         st.builds(lambda p: ["serve", "--port", p], ports),
+        # hosts no address can be (the command would otherwise start serving)
+        st.builds(
+            lambda h: ["serve", "--host", h], texts.filter(lambda t: not t or any(c in t for c in " /:@?#"))
+        ),
         st.builds(lambda e, i: ["start", "--endpoint-url", e, "--input", i], endpoints, inputs),
         st.builds(
             lambda a: ["start", "--endpoint-url", CLOSED_ENDPOINT, "--input", "{}", "--state-machine", a],
@@ -98,8 +103,9 @@ def run(argv: list[str]) -> tuple[int, str]:
 
 
 @pytest.mark.slow
+@pytest.mark.property
 def test_hostile_arguments_are_one_line_and_exit_2(hostile_files: dict[str, Path]):
-    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(argv=commands(hostile_files))
     def check(argv: list[str]) -> None:
         code, stderr = run(argv)
@@ -120,6 +126,9 @@ def test_hostile_arguments_are_one_line_and_exit_2(hostile_files: dict[str, Path
         ["graph", "--asl", "/nonexistent.asl.json"],
         ["graph", "--asl", "\n"],  # hypothesis found it: the message quoted the name with its newline
         ["wrap", "\r\n", "--state", "A", "--key-prefix", "p"],
+        ["wrap", "\x00", "--state", "A", "--key-prefix", "p"],  # seed 1: "embedded null byte"
+        ["start", "--endpoint-url", CLOSED_ENDPOINT, "--input", "@\x00"],
+        ["serve", "--host", ""],  # botocore's "Invalid endpoint" ValueError
     ],
 )
 def test_the_invocations_that_once_raised_are_bad_input(argv: list[str], hostile_files: dict[str, Path]):

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.local.cloud import EngineError
+from sfn_idempotency.records import owner_execution
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values
 
@@ -78,7 +80,8 @@ def test_record_attributes_types_and_units(idempotent_service: IdempotentService
     assert values["id"] == ("S", idempotent_service.key_for(ORDER))
     assert values["id"][1].startswith("orders#")
     assert values["status"] == ("S", "COMPLETED")
-    assert values["owner"] == ("S", result.arn)
+    assert values["owner"][0] == "S"
+    assert re.fullmatch(rf"{re.escape(result.arn)}#[0-9a-f]{{32}}", values["owner"][1])  # this claim's token
     assert values["validation"] == ("S", "")
     assert values["data"][0] == "S"
     settings = idempotent_service.settings
@@ -238,7 +241,7 @@ def test_stale_claim_of_a_crashed_run_blocks_until_its_lease_ends(
     assert taken_over.status == "SUCCEEDED"
     assert idempotent_service.flow_states(taken_over) == FIRST_RUN_PATH
     assert idempotent_service.business_runs == 1
-    assert idempotent_service.record(key)["owner"]["S"] == taken_over.arn
+    assert owner_execution(idempotent_service.record(key)["owner"]["S"]) == taken_over.arn
 
 
 def test_payload_mismatch_for_the_same_key_is_a_validation_error(make_service: ServiceFactory):
@@ -356,3 +359,17 @@ def test_both_flavours_give_the_same_outputs_records_and_errors(local_cloud: Loc
     assert jsonata[1] == jsonpath[1]
     errors = [outcome[2] for outcome in jsonpath[0]]
     assert errors == [None, None, "IdempotencyValidationError", "OrderRejected", "KeyError"]
+
+
+def test_a_table_that_does_not_exist_is_refused_when_the_service_is_built(local_cloud: LocalCloud):
+    # When a service is built on a table nobody created
+    with pytest.raises(EngineError, match=r"'orders-records' does not exist .*cloud\.create_table"):
+        IdempotentService(local_cloud, table_name="orders-records")
+
+    # Then nothing was deployed; once the table exists, the service records into it
+    assert local_cloud.sfn.list_state_machines()["stateMachines"] == []
+    local_cloud.create_table("orders-records")
+    service = IdempotentService(local_cloud, table_name="orders-records")
+    assert service.run({"orderId": "o-table", "amount": 1}).status == "SUCCEEDED"
+    records = local_cloud.dynamodb.scan(TableName="orders-records")["Items"]
+    assert [record["status"]["S"] for record in records] == ["COMPLETED"]

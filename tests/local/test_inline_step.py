@@ -15,7 +15,7 @@ import pytest
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.cloud import INLINE_TABLE, ExecutionResult
-from sfn_idempotency.records import plain
+from sfn_idempotency.records import owner_execution, plain
 from sfn_idempotency.wrap import wrap_state
 from tests.local.conftest import FLAVOURS, Gate
 
@@ -197,7 +197,7 @@ def test_first_run_leaves_the_parent_state_as_the_plain_task_would(user_workflow
     (record,) = user_workflow.records()
     assert record["status"] == "COMPLETED"
     assert json.loads(record["data"]) == {"confirmation": result.output["placed"]}
-    assert record["owner"] == result.arn
+    assert owner_execution(record["owner"]) == result.arn
 
 
 def test_duplicate_leaves_the_identical_parent_state(user_workflow: UserWorkflow):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.records import owner_execution
 from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
 
 ORDER = {"orderId": "o-lease", "amount": 7}
@@ -44,7 +45,7 @@ def test_a_run_whose_lease_was_taken_over_cannot_complete(make_service: ServiceF
     assert "another execution claimed the key" in late_result.cause
     assert late_result.states[-2:] == ["Complete", "LeaseLost"]
     record = service.record_for(ORDER)
-    assert record["owner"]["S"] == newer.arn
+    assert owner_execution(record["owner"]["S"]) == newer.arn
     assert json.loads(record["data"]["S"]) == newer.output
     assert service.business_runs == 2
 
@@ -59,7 +60,7 @@ def test_a_late_run_cannot_complete_over_a_newer_claim_in_progress(make_service:
         service.cloud.clock.advance(service.settings.lease + 1)
         newer = service.start(ORDER)
         assert gates.entered[1].wait(10)
-        assert service.record_for(ORDER)["owner"]["S"] == newer
+        assert owner_execution(service.record_for(ORDER)["owner"]["S"]) == newer
 
         # When A finishes while B's claim is still INPROGRESS
         gates.gates[0].set()
@@ -69,7 +70,7 @@ def test_a_late_run_cannot_complete_over_a_newer_claim_in_progress(make_service:
         assert late_result.error == "IdempotencyPersistenceError"
         assert late_result.states[-2:] == ["Complete", "LeaseLost"]
         record = service.record_for(ORDER)
-        assert (record["owner"]["S"], record["status"]["S"]) == (newer, "INPROGRESS")
+        assert (owner_execution(record["owner"]["S"]), record["status"]["S"]) == (newer, "INPROGRESS")
         assert "data" not in record
 
         # And B completes its own claim
@@ -96,7 +97,7 @@ def test_a_run_whose_lease_was_taken_over_cannot_release_the_newer_claim(make_se
     assert late_result.error == "LateFailure"
     assert late_result.states[-3:] == ["Release", "RouteBusinessError", "BusinessFailed"]
     record = service.record_for(ORDER)
-    assert record["owner"]["S"] == newer.arn
+    assert owner_execution(record["owner"]["S"]) == newer.arn
     assert record["status"]["S"] == "COMPLETED"
     assert service.run(ORDER).output_json == newer.output_json
 
@@ -235,6 +236,6 @@ def test_a_completion_retried_after_its_write_landed_still_succeeds(
     failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
     assert failures == ["DynamoDB.InternalServerError"]
     record = idempotent_service.record_for(ORDER)
-    assert (record["status"]["S"], record["owner"]["S"]) == ("COMPLETED", result.arn)
+    assert (record["status"]["S"], owner_execution(record["owner"]["S"])) == ("COMPLETED", result.arn)
     assert json.loads(record["data"]["S"]) == result.output
     assert idempotent_service.business_runs == 1

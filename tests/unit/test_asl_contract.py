@@ -94,12 +94,18 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
                 "(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)",
             ],
         ),
-        # Complete: only the owner (its claim, or the result it already wrote on a retried attempt)
+        # Complete: only the owner, this claim attempt (its claim, or the result it already wrote on a
+        # retried attempt)
         (FLOW["Complete"], " AND ", ["#owner = :owner"]),
-        # Release: only the owner
+        # Release: only the owner, this claim attempt
         (FLOW["Release"], " AND ", ["#owner = :owner"]),
-        # The release workflow: only the ended execution's own claim, only while INPROGRESS
-        (RELEASE["ReleaseClaim"], " AND ", ["#owner = :owner", "#status = :inprogress"]),
+        # The release workflow: only a claim of the ended execution (its ARN and '#', or the ARN alone
+        # in a record written before claim tokens), only while INPROGRESS
+        (
+            RELEASE["ReleaseClaim"],
+            " AND ",
+            ["(begins_with(#owner, :claims_of_execution) OR #owner = :owner)", "#status = :inprogress"],
+        ),
     ],
 )
 def test_every_condition_is_exactly_its_clauses(state: dict[str, Any], joiner: str, clauses: list[str]):

@@ -51,8 +51,12 @@ def test_output_carries_key_hash_and_clock_values(fixed_clock):
     # When invoked as the state machine invokes it
     output = invoke({"event": event})
 
-    # Then it echoes the event and computes everything the ASL needs, camelCased
+    # Then it echoes the event and computes everything the ASL needs, camelCased, with a claim token
+    # of its own (32 hex digits, fresh each time)
     now = NOW_MS // 1000
+    claim_token = output["idempotency"].pop("claimToken")
+    assert re.fullmatch(r"[0-9a-f]{32}", claim_token)
+    assert invoke({"event": event})["idempotency"]["claimToken"] != claim_token
     assert output == {
         "event": event,
         "claim": {"attempts": 1},

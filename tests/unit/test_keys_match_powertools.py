@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sfn_idempotency.lambdas.compute_key.keys import idempotency_key, validation_hash
+from tests.properties import examples
 from tests.unit.powertools_reference import powertools_key, powertools_validation
 
 API_GATEWAY_EVENT = {
@@ -113,7 +114,8 @@ json_values = st.recursive(
 EXPRESSIONS = ["", "orderId", "detail.orderId", "[orderId, amount]", "{a: orderId, b: detail}", "keys(@)"]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.property
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     order_id=json_values,
     detail=json_values,
@@ -131,7 +133,8 @@ def test_any_json_value_gets_the_powertools_key(order_id, detail, extra, express
     assert idempotency_key(event, key_prefix="fuzz", expression=expression, hash_function="md5") == theirs
 
 
-@settings(max_examples=100, deadline=None)
+@pytest.mark.property
+@settings(max_examples=examples(100), deadline=None)
 @given(event=json_values)
 def test_any_whole_event_gets_the_powertools_key(event):
     with warnings.catch_warnings():
