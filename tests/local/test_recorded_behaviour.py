@@ -403,3 +403,114 @@ def test_range_of_one_item_is_that_item(local_cloud: LocalCloud):
     }
     result = local_cloud.run(machine(local_cloud, states, "Pass", QueryLanguage="JSONata"), {})
     assert result.output == {"one": 1, "three": [1, 2, 3]}
+
+
+# -- Definitions: CreateStateMachine and ValidateStateMachineDefinition agree (fix 28) --------------
+
+SQS_WAIT_FOR_TOKEN = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+    "Parameters": {
+        "QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q",
+        "MessageBody.$": "$$.Task.Token",
+    },
+    "End": True,
+}
+REFUSED = [
+    # (type, definition, code, message, location): the recorded answers where recordings exist
+    (
+        "STANDARD",
+        {"States": {"A": {"Type": "Pass", "End": True}}},
+        "SCHEMA_VALIDATION_FAILED",
+        "These fields are required: [StartAt]",
+        "/",
+    ),
+    (
+        "STANDARD",
+        {
+            "QueryLanguage": "JSONata",
+            "StartAt": "Pass",
+            "States": {"Pass": {"Type": "Pass", "QueryLanguage": "JSONPath", "End": True}},
+        },
+        "SCHEMA_VALIDATION_FAILED",
+        "'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine",
+        "/States/Pass",
+    ),
+    (
+        "EXPRESS",
+        {"StartAt": "Send", "States": {"Send": SQS_WAIT_FOR_TOKEN}},
+        "SCHEMA_VALIDATION_FAILED",
+        "Express state machine does not support '.waitForTaskToken' service integration ",
+        "/States/Send/Resource",
+    ),
+    (
+        "STANDARD",
+        {"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "Nowhere"}}},
+        "MISSING_TRANSITION_TARGET",
+        "Missing 'Next' target: Nowhere",
+        "/States/A/Next",
+    ),
+]
+
+
+@pytest.mark.parametrize(("machine_type", "definition", "code", "message", "location"), REFUSED)
+def test_a_definition_is_refused_alike_by_create_and_validate(
+    local_cloud: LocalCloud,
+    machine_type: str,
+    definition: dict[str, Any],
+    code: str,
+    message: str,
+    location: str,
+):
+    text = json.dumps(definition)
+    # When the definition is validated, then created
+    answer = local_cloud.sfn.validate_state_machine_definition(definition=text, type=machine_type)
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition) as refused:
+        local_cloud.sfn.create_state_machine(name="refused", definition=text, roleArn=ROLE, type=machine_type)
+
+    # Then both say the same thing, in AWS's words
+    assert (answer["result"], answer["truncated"]) == ("FAIL", False)
+    assert answer["diagnostics"] == [
+        {"severity": "ERROR", "code": code, "message": message, "location": location}
+    ]
+    assert (
+        refused.value.response["Error"]["Message"]
+        == f"Invalid State Machine Definition: '{code}: {message} at {location}'"
+    )
+
+
+def test_a_valid_definition_validates_and_the_answer_honours_max_results(local_cloud: LocalCloud):
+    valid = json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}})
+    answer = local_cloud.sfn.validate_state_machine_definition(definition=valid)
+    assert (answer["result"], answer["diagnostics"], answer["truncated"]) == ("OK", [], False)
+    # A definition with three missing targets, asked for one diagnostic
+    broken = json.dumps(
+        {
+            "StartAt": "A",
+            "States": {
+                "A": {
+                    "Type": "Choice",
+                    "Choices": [{"Variable": "$.x", "IsPresent": True, "Next": "X"}],
+                    "Default": "Y",
+                },
+                "B": {"Type": "Pass", "Next": "Z"},
+            },
+        }
+    )
+    answer = local_cloud.sfn.validate_state_machine_definition(definition=broken, maxResults=1)
+    assert (answer["result"], len(answer["diagnostics"]), answer["truncated"]) == ("FAIL", 1, True)
+    # And the same definitions are refused inside a Parallel branch, where they stand
+    in_branch = {
+        "StartAt": "P",
+        "States": {
+            "P": {
+                "Type": "Parallel",
+                "Branches": [{"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "Gone"}}}],
+                "End": True,
+            }
+        },
+    }
+    (diagnostic,) = local_cloud.sfn.validate_state_machine_definition(definition=json.dumps(in_branch))[
+        "diagnostics"
+    ]
+    assert diagnostic["location"] == "/States/P/Branches[0]/States/A/Next"

@@ -30,6 +30,18 @@ answers (the Step Functions API)
       never an HTML page.
   21. [L19] Requests are checked against the API's ranges, lengths and enums (ValidationException).
 
+definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefinition alike)
+  28. [L23] One set of checks answers all three, as AWS words them: required fields, transitions to
+      states that do not exist (moto accepted them), a JSONPath state under a JSONata machine,
+      ``.sync`` and ``.waitForTaskToken`` in an Express machine (moto accepted them); then moto's
+      parser. ValidateStateMachineDefinition answers ``result``, ``diagnostics`` and ``truncated``.
+
+test_state (the TestState API)
+  29. [L24] TestState runs one state on moto's interpreter (moto's own TestState program) with the
+      request's input, variables, context and mock, and answers output, error, cause, nextState,
+      status (SUCCEEDED, FAILED, CAUGHT_ERROR) and inspectionData; ``stateName`` picks a state of a
+      whole definition.
+
 integrations (what a Task's call sends and returns)
   6. [L3] ``states:startExecution`` (and ``.sync``/``.sync:2``) speak the API's PascalCase.
 
@@ -60,12 +72,14 @@ import importlib.metadata
 
 from sfn_idempotency.local.compat import (
     answers,
+    definitions,
     dynamodb,
     events,
     integrations,
     interpreter,
     jsonata,
     lambda_runtime,
+    test_state,
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES, status_change_detail
@@ -94,11 +108,13 @@ SUPPORTED_MOTO = ">=5.2.5,<5.3"
 PATCHES: tuple[Patch, ...] = (
     *interpreter.PATCHES,
     *answers.PATCHES,
+    *definitions.PATCHES,
     *integrations.PATCHES,
     *events.PATCHES,
     *dynamodb.PATCHES,
     *jsonata.PATCHES,
     *lambda_runtime.PATCHES,
+    *test_state.PATCHES,
 )
 
 
@@ -140,3 +156,5 @@ def install() -> None:
             replace(patch.resolve_owner(), patch.attribute, patch.build)
     interpreter.route_task_clients()
     answers.install_start_sync_execution()
+    definitions.install_validate_state_machine_definition()
+    test_state.install_test_state()

@@ -1,0 +1,184 @@
+"""Definitions: the checks CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefinition
+share, so the three can never disagree (fix 28).
+
+Each check answers AWS's diagnostics (code, message, location) as recorded: the fields a definition
+needs, a transition to a state that does not exist, a JSONPath state under a JSONata machine,
+``.sync`` and ``.waitForTaskToken`` in an Express machine; then moto's own parser, the one that runs
+the definition, has the last word.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from sfn_idempotency.local.compat.patching import Patch, add, keep
+
+_PARSER_MODELS = "moto.stepfunctions.parser.models:StepFunctionsParserBackend"
+_RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
+SCHEMA = "SCHEMA_VALIDATION_FAILED"
+MISSING_TARGET = "MISSING_TRANSITION_TARGET"
+INVALID_JSON = "INVALID_JSON_DESCRIPTION"
+_EXPRESS_UNSUPPORTED = (".waitForTaskToken", ".sync:2", ".sync")  # longest suffix first
+_REQUIRED = ("StartAt", "States")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    message: str
+    location: str
+    severity: str = "ERROR"
+
+    def as_answer(self) -> dict[str, str]:
+        return {
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "location": self.location,
+        }
+
+    def as_refusal(self) -> str:
+        """InvalidDefinition's message, as CreateStateMachine words it (recorded)."""
+        return f"Invalid State Machine Definition: '{self.code}: {self.message} at {self.location}'"
+
+
+def diagnose(definition: str, machine_type: str = "STANDARD") -> list[Diagnostic]:
+    """Every error found in ``definition`` for a machine of ``machine_type`` (empty: it is valid)."""
+    try:
+        document = json.loads(definition)
+    except ValueError as error:
+        return [Diagnostic(INVALID_JSON, f"Definition is not valid JSON: {error}", "/")]
+    if not isinstance(document, dict):
+        return [Diagnostic(SCHEMA, "A definition is a JSON object", "/")]
+    found = list(_structure(document, "", machine_type, document.get("QueryLanguage", "JSONPath")))
+    return found or _parsed_by_moto(definition)
+
+
+def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str) -> Iterator[Diagnostic]:
+    """Diagnostics of one scope (the machine, a Parallel branch, a Map's item processor), deep first."""
+    missing = [field for field in _REQUIRED if field not in scope]
+    if missing:
+        yield Diagnostic(SCHEMA, f"These fields are required: [{', '.join(missing)}]", at or "/")
+        return
+    states = scope["States"]
+    if not isinstance(states, dict):
+        yield Diagnostic(SCHEMA, "States is an object", f"{at}/States")
+        return
+    if scope["StartAt"] not in states:
+        yield Diagnostic(MISSING_TARGET, f"Missing 'StartAt' target: {scope['StartAt']}", f"{at}/StartAt")
+    for name, state in states.items():
+        if not isinstance(state, dict):
+            continue
+        where = f"{at}/States/{name}"
+        if language == "JSONata" and state.get("QueryLanguage") == "JSONPath":
+            yield Diagnostic(
+                SCHEMA,
+                "'QueryLanguage' can not be 'JSONPath' if set to 'JSONata' for whole state machine",
+                where,
+            )
+        for field, target in _transitions(state):
+            if target not in states:
+                yield Diagnostic(
+                    MISSING_TARGET,
+                    f"Missing '{field.rsplit('/', 1)[-1]}' target: {target}",
+                    f"{where}/{field}",
+                )
+        resource = str(state.get("Resource", ""))
+        unsupported = next((s for s in _EXPRESS_UNSUPPORTED if resource.endswith(s)), None)
+        if machine_type == "EXPRESS" and unsupported is not None:
+            # (AWS's message ends with a space, as recorded)
+            yield Diagnostic(
+                SCHEMA,
+                f"Express state machine does not support '{unsupported}' service integration ",
+                f"{where}/Resource",
+            )
+        inner = state.get("QueryLanguage", language)
+        for index, branch in enumerate(state.get("Branches") or []):
+            if isinstance(branch, dict):
+                yield from _structure(branch, f"{where}/Branches[{index}]", machine_type, inner)
+        for processor in ("ItemProcessor", "Iterator"):
+            if isinstance(state.get(processor), dict):
+                yield from _structure(state[processor], f"{where}/{processor}", machine_type, inner)
+
+
+def _transitions(state: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """(field path, target) of every transition a state declares."""
+    if isinstance(state.get("Next"), str):
+        yield "Next", state["Next"]
+    if isinstance(state.get("Default"), str):
+        yield "Default", state["Default"]
+    for index, choice in enumerate(state.get("Choices") or []):
+        if isinstance(choice, dict) and isinstance(choice.get("Next"), str):
+            yield f"Choices[{index}]/Next", choice["Next"]
+    for index, catcher in enumerate(state.get("Catch") or []):
+        if isinstance(catcher, dict) and isinstance(catcher.get("Next"), str):
+            yield f"Catch[{index}]/Next", catcher["Next"]
+
+
+def _parsed_by_moto(definition: str) -> list[Diagnostic]:
+    from moto.stepfunctions.parser.api import InvalidDefinition
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
+
+    try:
+        StepFunctionsParserBackend._validate_definition(definition=definition)
+    except InvalidDefinition as refused:
+        return [Diagnostic(SCHEMA, str(refused.message), "/")]
+    return []
+
+
+def _refused(definition: str, machine_type: str) -> None:
+    from moto.stepfunctions.parser.api import InvalidDefinition
+
+    found = diagnose(definition, machine_type)
+    if found:
+        raise InvalidDefinition(found[0].as_refusal())
+
+
+def _checked_create(original: Callable[..., Any]) -> Callable[..., Any]:
+    def create_state_machine(self: Any, name: str, definition: str, roleArn: str, **kwargs: Any) -> Any:
+        _refused(definition, kwargs.get("sm_type") or "STANDARD")
+        return original(self, name, definition, roleArn, **kwargs)
+
+    return create_state_machine
+
+
+def _checked_update(original: Callable[..., Any]) -> Callable[..., Any]:
+    def update_state_machine(
+        self: Any, arn: str, definition: str | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        if definition is not None:
+            _refused(definition, self.describe_state_machine(arn).type)
+        return original(self, arn, definition, *args, **kwargs)
+
+    return update_state_machine
+
+
+def _validate_state_machine_definition(self: Any) -> Any:
+    """ValidateStateMachineDefinition: ``result`` OK or FAIL, the ``diagnostics`` at or above
+    ``severity`` (ERROR by default; every diagnostic the engine finds is an error), at most
+    ``maxResults`` of them (100 by default; 0 too), and whether the list was ``truncated``."""
+    from moto.core.responses import ActionResult
+
+    found = diagnose(self._get_param("definition"), self._get_param("type") or "STANDARD")
+    limit = self._get_int_param("maxResults") or 100
+    return ActionResult(
+        {
+            "result": "FAIL" if any(d.severity == "ERROR" for d in found) else "OK",
+            "diagnostics": [d.as_answer() for d in found[:limit]],
+            "truncated": len(found) > limit,
+        }
+    )
+
+
+def install_validate_state_machine_definition() -> None:
+    add(_RESPONSE_CLASS, "validate_state_machine_definition", _validate_state_machine_definition)
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(28, _PARSER_MODELS, "create_state_machine", _checked_create),
+    Patch(28, _PARSER_MODELS, "update_state_machine", _checked_update),
+    Patch(28, _PARSER_MODELS, "_validate_definition", keep),
+)
