@@ -80,6 +80,10 @@ class ExecutionResult:
         return lambda_invocations(self.history, function_arn)
 
 
+def _without_metadata(answer: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in answer.items() if name != "ResponseMetadata"}
+
+
 class CallCounter:
     """Counts every AWS call the interpreter makes, by (service, operation)."""
 
@@ -330,6 +334,19 @@ class LocalCloud:
             execution = compat.sync_executions.get(arn)
         events = tuple(execution.to_history_output()["events"]) if execution is not None else ()
         return ExecutionResult.of(response, events)
+
+    # -- AWS's unit-test APIs, offline ---------------------------------------------------------
+    def test_state(self, **request: Any) -> dict[str, Any]:
+        """TestState with AWS's arguments (``definition``, ``stateName``, ``input``, ``variables``,
+        ``context``, ``mock``, ``inspectionLevel``, ``roleArn``...) and its answer (compat fix 29),
+        the same as ``serve`` gives the AWS CLI: ``output``, ``status``, ``nextState``, ``error``,
+        ``cause``, ``inspectionData``."""
+        return _without_metadata(self.sfn.test_state(**request))
+
+    def validate_state_machine_definition(self, **request: Any) -> dict[str, Any]:
+        """ValidateStateMachineDefinition (compat fix 28): ``result``, ``diagnostics``, ``truncated``,
+        from the same checks CreateStateMachine refuses a definition with."""
+        return _without_metadata(self.sfn.validate_state_machine_definition(**request))
 
     def wait_until(
         self, condition: Callable[[], bool], timeout: float = DEFAULT_WAIT_SECONDS, what: str = ""

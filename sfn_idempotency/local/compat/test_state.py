@@ -27,7 +27,30 @@ _RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
 _EXECUTE_STATE = "moto.stepfunctions.parser.asl.component.state.exec.execute_state:ExecutionState"
 _TEST_STATE_NAME = "TestState"  # the name moto's TestState parser gives the state it runs
 _STATES_WITHOUT_AWS_CALLS = frozenset({"Pass", "Wait", "Choice", "Succeed", "Fail"})
-_TESTABLE = frozenset({*_STATES_WITHOUT_AWS_CALLS, "Task", "Map", "Parallel"})
+_MOCKED_WHOLE = frozenset({"Map", "Parallel"})
+_TESTABLE = frozenset({*_STATES_WITHOUT_AWS_CALLS, "Task", *_MOCKED_WHOLE})
+_STAND_IN_RESOURCE = "arn:aws:states:::lambda:invoke"  # never called: the mock answers
+_INNER_WORK = frozenset(
+    {
+        "Branches",
+        "ItemProcessor",
+        "Iterator",
+        "ItemsPath",
+        "Items",
+        "ItemSelector",
+        "Parameters",
+        "ItemReader",
+        "ItemBatcher",
+        "ResultWriter",
+        "MaxConcurrency",
+        "MaxConcurrencyPath",
+        "ToleratedFailureCount",
+        "ToleratedFailureCountPath",
+        "ToleratedFailurePercentage",
+        "ToleratedFailurePercentagePath",
+        "Label",
+    }
+)
 
 
 class ValidationException(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
@@ -100,7 +123,16 @@ class Request:
         )
 
     def one_state_definition(self) -> str:
-        return json.dumps({**self.state, "QueryLanguage": self.query_language})
+        state = _as_mocked_task(self.state) if self.state.get("Type") in _MOCKED_WHOLE else self.state
+        return json.dumps({**state, "QueryLanguage": self.query_language})
+
+
+def _as_mocked_task(state: dict[str, Any]) -> dict[str, Any]:
+    """A Map or Parallel is tested with a mock of its whole result or error (AWS requires one): its
+    branches never run, so it is tested as a Task whose answer is the mock, with its own data flow,
+    Retry and Catch."""
+    kept = {name: value for name, value in state.items() if name not in _INNER_WORK}
+    return {**kept, "Type": "Task", "Resource": _STAND_IN_RESOURCE}
 
 
 def _json(text: Any, what: str, error: type[AWSError]) -> Any:
@@ -151,7 +183,9 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
             for variable, value in request.variables.items():
                 env.variable_store.set(variable, value)
             env.states.context_object.context_object_data.update(request.context)
-            env.sfn_local_test_state = _Decisions()
+            env.sfn_local_test_state = _Decisions(
+                retry_count=int(request.configuration.get("retrierRetryCount", 0))
+            )
             return env
 
     class Execution(TestStateExecution):  # type: ignore[misc]
@@ -192,6 +226,9 @@ class _EndsWhenItsStateDid:
 class _Decisions:
     """What the state decided on an error: the Catch that matched (index, its Next)."""
 
+    retry_count: int = 0  # stateConfiguration.retrierRetryCount: the attempts already made
+    retry_index: int | None = None
+    retry_backoff_seconds: int | None = None
     catch_index: int | None = None
     catch_next: str | None = None
     error: str | None = None
@@ -207,7 +244,13 @@ def _answer(request: Request, execution: Any) -> dict[str, Any]:
         answer["output"] = to_json_str(env.states.get_input())
     decisions: _Decisions = env.sfn_local_test_state
     inspection = dict(answer.get("inspectionData") or {})
-    if decisions.catch_index is not None:
+    if decisions.retry_index is not None:
+        answer = {"status": "RETRIABLE", "error": decisions.error, "cause": decisions.cause}
+        inspection["errorDetails"] = {
+            "retryIndex": decisions.retry_index,
+            "retryBackoffIntervalSeconds": decisions.retry_backoff_seconds,
+        }
+    elif decisions.catch_index is not None:
         answer["status"] = "CAUGHT_ERROR"
         answer["nextState"] = decisions.catch_next
         answer["error"], answer["cause"] = decisions.error, decisions.cause
@@ -235,35 +278,86 @@ def _variables(env: Any) -> dict[str, Any]:
     return scope
 
 
+def _retry_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
+    """In a TestState run the state is not retried: a Retrier that matches with attempts left makes
+    the answer RETRIABLE, with that Retrier's index and the backoff it would wait."""
+
+    def handle_retry(self: Any, env: Any, failure_event: Any) -> Any:
+        decisions = getattr(env, "sfn_local_test_state", None)
+        if decisions is None:
+            return original(self, env, failure_event)
+        from moto.stepfunctions.parser.asl.component.common.retry.retry_outcome import RetryOutcome
+
+        index = _first_matching(self.retry.retriers, env, failure_event)
+        if index is not None:
+            retrier = self.retry.retriers[index]
+            if decisions.retry_count < retrier.max_attempts.attempts:
+                backoff = retrier.interval_seconds.seconds * retrier.backoff_rate.rate**decisions.retry_count
+                decisions.retry_index = index
+                decisions.retry_backoff_seconds = int(
+                    min(backoff, retrier.max_delay_seconds.max_delays_seconds)
+                )
+                decisions.error, decisions.cause = _error_and_cause(self, failure_event)
+        return RetryOutcome.CannotRetry
+
+    return handle_retry
+
+
+def _error_and_cause(state: Any, failure_event: Any) -> tuple[str | None, str | None]:
+    error_output = state._construct_error_output_value(failure_event=failure_event)
+    return error_output.get("Error"), error_output.get("Cause")
+
+
 def _catch_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
-    """In a TestState run, remember which Catch matched (its index and Next): AWS answers them."""
+    """In a TestState run, remember which Catch matched (its index and Next): AWS answers them.
+    A RETRIABLE state is not caught: the Retrier's decision comes first."""
 
     def handle_catch(self: Any, env: Any, failure_event: Any) -> Any:
-        result = original(self, env, failure_event)
         decisions = getattr(env, "sfn_local_test_state", None)
+        if decisions is not None and decisions.retry_index is not None:
+            from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
+
+            env.stack.append(CatchOutcome.NotCaught)
+            return None
+        result = original(self, env, failure_event)
         if decisions is not None:
             from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
 
             if env.stack and env.stack[-1] == CatchOutcome.Caught:
-                index = _matching_catcher(self, env, failure_event)
+                index = _first_matching(self.catch.catchers, env, failure_event)
                 if index is not None:
-                    error_output = self._construct_error_output_value(failure_event=failure_event)
                     decisions.catch_index = index
                     decisions.catch_next = self.catch.catchers[index].next_decl.name
-                    decisions.error, decisions.cause = error_output.get("Error"), error_output.get("Cause")
+                    decisions.error, decisions.cause = _error_and_cause(self, failure_event)
         return result
 
     return handle_catch
 
 
-def _matching_catcher(state: Any, env: Any, failure_event: Any) -> int | None:
-    """The first catcher whose ErrorEquals matches the failure, asked of moto's own matcher."""
-    for index, catcher in enumerate(state.catch.catchers):
+def _first_matching(handlers: list[Any], env: Any, failure_event: Any) -> int | None:
+    """The first Retrier or Catcher whose ErrorEquals matches the failure, asked of moto's matcher."""
+    for index, handler in enumerate(handlers):
         env.stack.append(failure_event.error_name)
-        catcher.error_equals.eval(env)
+        handler.error_equals.eval(env)
         if env.stack.pop():
             return index
     return None
+
+
+def _failure_events_pass_through(
+    original: Callable[[Any, Any, Exception], Any],
+) -> Callable[[Any, Any, Exception], Any]:
+    """A service integration's failure event stays what it is: moto's DynamoDB integration (and
+    others) renamed any exception it did not expect, a mocked failure included, to its catch-all
+    (DynamoDB.AmazonDynamoDBException), so a mocked error never reached the state's Catch by name."""
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
+
+    def from_error(self: Any, env: Any, ex: Exception) -> Any:
+        if isinstance(ex, FailureEventException):
+            return ex.failure_event
+        return original(self, env, ex)
+
+    return from_error
 
 
 def _test_state(self: Any) -> Any:
@@ -278,8 +372,25 @@ def install_test_state() -> None:
     add(_RESPONSE_CLASS, "test_state", _test_state)
 
 
+_SERVICES = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service"
+_SERVICES_RENAMING_FAILURES = (
+    "state_task_service_dynamodb:StateTaskServiceDynamoDB",
+    "state_task_service_aws_sdk:StateTaskServiceAwsSdk",
+    "state_task_service_lambda:StateTaskServiceLambda",
+    "state_task_service_sfn:StateTaskServiceSfn",
+    "state_task_service_sqs:StateTaskServiceSqs",
+    "state_task_service_sns:StateTaskServiceSns",
+    "state_task_service_events:StateTaskServiceEvents",
+    "state_task_service_api_gateway:StateTaskServiceApiGateway",
+)
+
 PATCHES: tuple[Patch, ...] = (
+    Patch(29, _EXECUTE_STATE, "_handle_retry", _retry_decisions),
     Patch(29, _EXECUTE_STATE, "_handle_catch", _catch_decisions),
+    *(
+        Patch(29, f"{_SERVICES}.{service}", "_from_error", _failure_events_pass_through)
+        for service in _SERVICES_RENAMING_FAILURES
+    ),
     Patch(
         29,
         "moto.stepfunctions.parser.backend.test_state.execution:TestStateExecution",

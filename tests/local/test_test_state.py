@@ -1,0 +1,260 @@
+"""AWS's unit-test APIs, offline: TestState (each request field, each refusal) and
+ValidateStateMachineDefinition, and the idempotency flow unit-tested state by state with them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from sfn_idempotency import definitions
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
+from sfn_idempotency.wrap import wrap_state
+from tests.local.conftest import FLAVOURS
+
+ROLE = "arn:aws:iam::123456789012:role/test-state"
+ORDER = {"orderId": "o-1", "amount": 5}
+CONDITIONAL_CHECK_FAILED = {
+    "error": "DynamoDB.ConditionalCheckFailedException",
+    "cause": "The conditional request failed",
+}
+SUBSTITUTIONS = {
+    "ComputeKeyFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:compute-key",
+    "BusinessFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:place-order",
+    "TableName": "records",
+}
+IDEMPOTENCY = {  # the ComputeKey block the flow's states read
+    "key": "orders#abc",
+    "validation": "",
+    "claimToken": "0" * 32,
+    "now": 1,
+    "nowMs": 1000,
+    "expiration": 3601,
+    "inProgressExpiration": 61_000,
+    "completedExpiration": 3661,
+    "timeoutSeconds": 30,
+    "maxClaimAttempts": 3,
+}
+COMPLETED = {
+    "Item": {"id": {"S": "orders#abc"}, "status": {"S": "COMPLETED"}, "data": {"S": '{"placed": true}'}}
+}
+
+
+def flow(language: str) -> str:
+    return definitions.render(IDEMPOTENCY_FLOWS[language], SUBSTITUTIONS)
+
+
+def flow_input(language: str, **extra: Any) -> tuple[str, str]:
+    """The state input and variables a flow state sees, in each flavour (JSONata keeps its
+    bookkeeping in variables, JSONPath in the state)."""
+    if language == "JSONata":
+        variables = {
+            "sfnIdempotency": IDEMPOTENCY,
+            **{f"sfnIdempotency{k.title()}": v for k, v in extra.items()},
+        }
+        return json.dumps(ORDER), json.dumps(variables)
+    return json.dumps({"event": ORDER, "idempotency": IDEMPOTENCY, "claim": {"attempts": 1}, **extra}), "{}"
+
+
+# -- the flow, state by state (the README's "Unit-test one state, offline") ----------------------
+
+
+@pytest.mark.parametrize("language", FLAVOURS)
+def test_a_refused_claim_goes_to_read(local_cloud: LocalCloud, language: str):
+    state_input, variables = flow_input(language)
+    answer = local_cloud.test_state(
+        definition=flow(language),
+        stateName="Claim",
+        input=state_input,
+        variables=variables,
+        mock={"errorOutput": CONDITIONAL_CHECK_FAILED},
+        inspectionLevel="DEBUG",
+    )
+    assert (answer["status"], answer["nextState"]) == ("CAUGHT_ERROR", "Read")
+    assert answer["error"] == "DynamoDB.ConditionalCheckFailedException"
+    assert answer["inspectionData"]["errorDetails"] == {"catchIndex": 0}
+
+
+@pytest.mark.parametrize("language", FLAVOURS)
+def test_a_completed_record_is_replayed(local_cloud: LocalCloud, language: str):
+    state_input, variables = flow_input(language, record=COMPLETED)
+    answer = local_cloud.test_state(
+        definition=flow(language),
+        stateName="RouteByRecord",
+        input=state_input,
+        variables=variables,
+        roleArn=ROLE,
+    )
+    assert (answer["status"], answer["nextState"]) == ("SUCCEEDED", "Replay")
+
+
+@pytest.mark.parametrize("language", FLAVOURS)
+def test_a_refused_complete_is_a_lost_lease(local_cloud: LocalCloud, language: str):
+    state_input, variables = flow_input(language, result={"value": {"placed": True}})
+    answer = local_cloud.test_state(
+        definition=flow(language),
+        stateName="Complete",
+        input=state_input,
+        variables=variables,
+        mock={"errorOutput": CONDITIONAL_CHECK_FAILED},
+    )
+    assert (answer["status"], answer["nextState"]) == ("CAUGHT_ERROR", "LeaseLost")
+
+
+@pytest.mark.parametrize("language", FLAVOURS)
+def test_a_wrapped_steps_business_error_is_caught_by_the_users_catch(local_cloud: LocalCloud, language: str):
+    # Given a user's Task wrapped inline: one Parallel, whose Catch is the user's
+    task: dict[str, Any] = {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke", "Next": "Done"}
+    if language == "JSONata":
+        task |= {"Arguments": {"FunctionName": "pay", "Payload": "{% $states.input %}"}}
+        task["Catch"] = [
+            {"ErrorEquals": ["CardDeclined"], "Output": "{% $states.errorOutput %}", "Next": "Declined"}
+        ]
+    else:
+        task |= {"Parameters": {"FunctionName": "pay", "Payload.$": "$"}}
+        task["Catch"] = [{"ErrorEquals": ["CardDeclined"], "ResultPath": "$.declined", "Next": "Declined"}]
+    machine = {
+        "QueryLanguage": language,
+        "StartAt": "Pay",
+        "States": {"Pay": task, "Done": {"Type": "Succeed"}, "Declined": {"Type": "Succeed"}},
+    }
+    wrapped = wrap_state(json.dumps(machine), "Pay", key_prefix="payments", event_key_jmespath="orderId")
+
+    # When the Parallel is tested with the business error as its mock
+    answer = local_cloud.test_state(
+        definition=definitions.render(
+            wrapped,
+            {
+                "IdempotencyTableName": "records",
+                "IdempotencyKeyFunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:k",
+            },
+        ),
+        stateName="Pay",
+        input=json.dumps(ORDER),
+        mock={"errorOutput": {"error": "CardDeclined", "cause": "insufficient funds"}},
+    )
+
+    # Then the user's Catch caught it, as on AWS
+    assert (answer["status"], answer["nextState"], answer["error"]) == (
+        "CAUGHT_ERROR",
+        "Declined",
+        "CardDeclined",
+    )
+
+
+# -- request fields ---------------------------------------------------------------------------
+
+
+def test_input_result_selector_and_result_path_are_inspected(local_cloud: LocalCloud):
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "InputPath": "$.order",
+        "Parameters": {"FunctionName": "place-order", "Payload.$": "$"},
+        "ResultSelector": {"placed.$": "$.Payload"},
+        "ResultPath": "$.result",
+        "Next": "Confirm",
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input=json.dumps({"order": ORDER}),
+        mock={"result": json.dumps({"Payload": {"id": "p-1"}, "StatusCode": 200})},
+        inspectionLevel="DEBUG",
+    )
+    inspected = {name: json.loads(value) for name, value in answer["inspectionData"].items()}
+    assert answer["status"] == "SUCCEEDED"
+    assert answer["nextState"] == "Confirm"
+    assert inspected["afterInputPath"] == ORDER
+    assert inspected["afterParameters"] == {"FunctionName": "place-order", "Payload": ORDER}
+    assert inspected["result"] == {"Payload": {"id": "p-1"}, "StatusCode": 200}
+    assert inspected["afterResultSelector"] == {"placed": {"id": "p-1"}}
+    assert json.loads(answer["output"]) == {"order": ORDER, "result": {"placed": {"id": "p-1"}}}
+    # And INFO answers no inspection data
+    info = local_cloud.test_state(
+        definition=json.dumps(state),
+        input=json.dumps({"order": ORDER}),
+        mock={"result": "{}"},
+        inspectionLevel="INFO",
+    )
+    assert "inspectionData" not in info
+
+
+def test_variables_are_read_and_assigned(local_cloud: LocalCloud):
+    state = {
+        "Type": "Pass",
+        "QueryLanguage": "JSONata",
+        "Output": "{% $greeting & ' ' & $states.input.name %}",
+        "Assign": {"seen": "{% $states.input.name %}"},
+        "End": True,
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input=json.dumps({"name": "Ada"}),
+        variables=json.dumps({"greeting": "Hello"}),
+        inspectionLevel="DEBUG",
+    )
+    assert json.loads(answer["output"]) == "Hello Ada"
+    assert json.loads(answer["inspectionData"]["variables"]) == {"greeting": "Hello", "seen": "Ada"}
+
+
+def test_a_fail_state_fails_with_its_error(local_cloud: LocalCloud):
+    answer = local_cloud.test_state(
+        definition=json.dumps({"Type": "Fail", "Error": "Declined", "Cause": "no funds"}), input="{}"
+    )
+    assert (answer["status"], answer["error"], answer["cause"]) == ("FAILED", "Declined", "no funds")
+
+
+def test_an_uncaught_mock_error_fails_the_state(local_cloud: LocalCloud):
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "f"},
+        "End": True,
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state), input="{}", mock={"errorOutput": {"error": "Boom", "cause": "c"}}
+    )
+    assert (answer["status"], answer["error"], answer["cause"]) == ("FAILED", "Boom", "c")
+
+
+# -- refusals, in AWS's exceptions ----------------------------------------------------------------
+
+
+def test_an_unknown_state_name_is_refused(local_cloud: LocalCloud):
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=flow("JSONPath"), stateName="Nowhere", input="{}", roleArn=ROLE)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert "Nowhere" in refused.value.response["Error"]["Message"]
+
+
+def test_a_task_without_a_role_or_a_mock_is_refused(local_cloud: LocalCloud):
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "f"},
+        "End": True,
+    }
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=json.dumps(state), input="{}")
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+
+
+@pytest.mark.parametrize("state_type", ["Map", "Parallel"])
+def test_a_map_or_parallel_without_a_mock_is_refused(local_cloud: LocalCloud, state_type: str):
+    inner = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
+    state = {
+        "Type": state_type,
+        "End": True,
+        **({"ItemProcessor": inner} if state_type == "Map" else {"Branches": [inner]}),
+    }
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=json.dumps(state), input="[]", roleArn=ROLE)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_a_definition_that_is_not_json_is_refused(local_cloud: LocalCloud):
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition):
+        local_cloud.test_state(definition="{not json", input="{}")
