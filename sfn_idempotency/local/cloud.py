@@ -124,6 +124,7 @@ class LocalCloud:
         self._previous_clock: lambda_clock.Clock | None = None
         self._log_levels: dict[str, int] = {}
         self._inline_substitutions: dict[str, str] | None = None
+        self._sfn_unprefixed: Any = None
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> Self:
@@ -341,12 +342,18 @@ class LocalCloud:
         ``context``, ``mock``, ``inspectionLevel``, ``roleArn``...) and its answer (compat fix 29),
         the same as ``serve`` gives the AWS CLI: ``output``, ``status``, ``nextState``, ``error``,
         ``cause``, ``inspectionData``."""
-        return _without_metadata(self.sfn.test_state(**request))
+        return _without_metadata(self._unprefixed_sfn().test_state(**request))
 
     def validate_state_machine_definition(self, **request: Any) -> dict[str, Any]:
         """ValidateStateMachineDefinition (compat fix 28): ``result``, ``diagnostics``, ``truncated``,
         from the same checks CreateStateMachine refuses a definition with."""
         return _without_metadata(self.sfn.validate_state_machine_definition(**request))
+
+    def _unprefixed_sfn(self) -> Any:
+        """TestState goes to the "sync-" host on AWS; a server endpoint has no such host."""
+        if self._sfn_unprefixed is None:
+            self._sfn_unprefixed = self.client("stepfunctions", inject_host_prefix=False)
+        return self._sfn_unprefixed
 
     def wait_until(
         self, condition: Callable[[], bool], timeout: float = DEFAULT_WAIT_SECONDS, what: str = ""

@@ -439,3 +439,43 @@ def test_serve_runs_the_inline_pipeline_through_start_sync_execution(server: Ser
     settings = example_settings({})
     assert key_of(order, settings) in ids
     assert key_of({"orderId": "o-sync-fail"}, settings) not in ids
+
+
+def test_the_aws_cli_tests_and_validates_a_state_against_serve(server: Server):
+    # Given the flow's Claim state, and what ComputeKey would hand it
+    claim_input = {
+        "event": {"orderId": "o-cli"},
+        "idempotency": {
+            "key": "orders#abc",
+            "validation": "",
+            "claimToken": "t",
+            "now": 1,
+            "nowMs": 1000,
+            "expiration": 3601,
+            "inProgressExpiration": 61000,
+        },
+    }
+    definition = IDEMPOTENCY_ASL.read_text(encoding="utf-8")
+
+    def aws(*arguments: str) -> dict[str, Any]:
+        run = subprocess.run(
+            [str(BIN / "aws"), "stepfunctions", *arguments, "--endpoint-url", server.endpoint, "--output", "json"],
+            capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
+            env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        answer: dict[str, Any] = json.loads(run.stdout)
+        return answer
+
+    # When the AWS CLI tests it with a refused claim as the mock, and validates the definition
+    tested = aws(
+        "test-state", "--definition", definition, "--state-name", "Claim", "--input", json.dumps(claim_input),
+        "--mock", json.dumps({"errorOutput": {"error": "DynamoDB.ConditionalCheckFailedException", "cause": "taken"}}),
+        "--inspection-level", "DEBUG",
+    )  # fmt: skip
+    validated = aws("validate-state-machine-definition", "--definition", definition)
+
+    # Then serve answers as AWS does: the Catch to Read, and a valid definition
+    assert (tested["status"], tested["nextState"]) == ("CAUGHT_ERROR", "Read")
+    assert tested["inspectionData"]["errorDetails"] == {"catchIndex": 0}
+    assert (validated["result"], validated["diagnostics"]) == ("OK", [])

@@ -226,8 +226,10 @@ def test_an_uncaught_mock_error_fails_the_state(local_cloud: LocalCloud):
 def test_an_unknown_state_name_is_refused(local_cloud: LocalCloud):
     with pytest.raises(ClientError) as refused:
         local_cloud.test_state(definition=flow("JSONPath"), stateName="Nowhere", input="{}", roleArn=ROLE)
-    assert refused.value.response["Error"]["Code"] == "ValidationException"
-    assert "Nowhere" in refused.value.response["Error"]["Message"]
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "State not found in definition",
+    }
 
 
 def test_a_task_without_a_role_or_a_mock_is_refused(local_cloud: LocalCloud):
@@ -250,9 +252,53 @@ def test_a_map_or_parallel_without_a_mock_is_refused(local_cloud: LocalCloud, st
         "End": True,
         **({"ItemProcessor": inner} if state_type == "Map" else {"Branches": [inner]}),
     }
-    with pytest.raises(ClientError) as refused:
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition) as refused:
         local_cloud.test_state(definition=json.dumps(state), input="[]", roleArn=ROLE)
+    # (AWS's words, recorded: it tests a Map or a Parallel only with a mock)
+    assert refused.value.response["Error"]["Message"].startswith(
+        "TestState API does not support Map or Parallel states"
+    )
+
+
+def test_a_mock_for_a_state_that_calls_nothing_is_refused(local_cloud: LocalCloud):
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(
+            definition=json.dumps({"Type": "Pass", "End": True}), input="{}", mock={"result": "{}"}
+        )
     assert refused.value.response["Error"]["Code"] == "ValidationException"
+
+
+def test_a_retriable_error_names_its_retrier_and_backoff(local_cloud: LocalCloud):
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "f"},
+        "Retry": [
+            {"ErrorEquals": ["Other"], "MaxAttempts": 1},
+            {"ErrorEquals": ["Throttled"], "IntervalSeconds": 2, "BackoffRate": 3, "MaxAttempts": 3},
+        ],
+        "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Handle"}],
+        "End": True,
+    }
+    throttled = {"errorOutput": {"error": "Throttled", "cause": "slow down"}}
+
+    def attempt(retries_made: int) -> dict[str, Any]:
+        return local_cloud.test_state(
+            definition=json.dumps(state),
+            input="{}",
+            mock=throttled,
+            inspectionLevel="DEBUG",
+            stateConfiguration={"retrierRetryCount": retries_made},
+        )
+
+    # Then the matching Retrier decides, with its backoff for the attempts already made
+    first, third = attempt(0), attempt(2)
+    assert (first["status"], first["error"]) == ("RETRIABLE", "Throttled")
+    assert first["inspectionData"]["errorDetails"] == {"retryIndex": 1, "retryBackoffIntervalSeconds": 2}
+    assert third["inspectionData"]["errorDetails"] == {"retryIndex": 1, "retryBackoffIntervalSeconds": 18}
+    # And once its attempts are spent, the Catch does
+    spent = attempt(3)
+    assert (spent["status"], spent["nextState"]) == ("CAUGHT_ERROR", "Handle")
 
 
 def test_a_definition_that_is_not_json_is_refused(local_cloud: LocalCloud):

@@ -95,7 +95,9 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
                 f"Express state machine does not support '{unsupported}' service integration ",
                 f"{where}/Resource",
             )
-        inner = state.get("QueryLanguage", language)
+        # The rule is the whole machine's: a JSONPath state inside a JSONata Map of a JSONPath
+        # machine is accepted (recorded: test_sfn_api_validation VALID_QUERY_LANGUAGE_PASS).
+        inner = language
         for index, branch in enumerate(state.get("Branches") or []):
             if isinstance(branch, dict):
                 yield from _structure(branch, f"{where}/Branches[{index}]", machine_type, inner)

@@ -249,6 +249,30 @@ def _entered_time_as_aws_writes_it(original: Callable[..., Any]) -> Callable[...
     return state_data
 
 
+def _downgrade_refused_only_under_a_jsonata_machine(
+    original: Callable[[Any, Any], None],
+) -> Callable[[Any, Any], None]:
+    """A JSONPath state may stand inside a JSONata Map or Parallel of a JSONPath machine (recorded:
+    test_sfn_api_validation VALID_QUERY_LANGUAGE_PASS); only a JSONata machine refuses JSONPath
+    states. moto refused the downgrade in any JSONata scope."""
+    from moto.stepfunctions.parser.asl.component.common.query_language import QueryLanguage, QueryLanguageMode
+
+    def open_query_language_scope(self: Any, parse_tree: Any) -> None:
+        try:
+            original(self, parse_tree)
+        except ValueError as refused:
+            machine = (
+                self._query_language_per_scope[0].query_language_mode
+                if self._query_language_per_scope
+                else None
+            )
+            if "Cannot downgrade" not in str(refused) or machine != QueryLanguageMode.JSONPath:
+                raise
+            self._query_language_per_scope.append(QueryLanguage())
+
+    return open_query_language_scope
+
+
 def _own_query_language_scopes(original: Callable[..., None]) -> Callable[..., None]:
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         original(self, *args, **kwargs)
@@ -266,6 +290,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
+    Patch(16, _PREPROCESSOR, "_open_query_language_scope", _downgrade_refused_only_under_a_jsonata_machine),
     Patch(
         26, _PREPROCESSOR, "visitAssign_template_value_terminal_string_literal", _assigned_literals_decoded
     ),

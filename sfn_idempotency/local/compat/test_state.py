@@ -26,6 +26,7 @@ from sfn_idempotency.local.compat.patching import Patch, add, keep
 _RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
 _EXECUTE_STATE = "moto.stepfunctions.parser.asl.component.state.exec.execute_state:ExecutionState"
 _TEST_STATE_NAME = "TestState"  # the name moto's TestState parser gives the state it runs
+_ONE_STATE_NAME = "StateName"  # what AWS calls a state tested alone, in $$.State.Name (recorded)
 _STATES_WITHOUT_AWS_CALLS = frozenset({"Pass", "Wait", "Choice", "Succeed", "Fail"})
 _MOCKED_WHOLE = frozenset({"Map", "Parallel"})
 _TESTABLE = frozenset({*_STATES_WITHOUT_AWS_CALLS, "Task", *_MOCKED_WHOLE})
@@ -85,19 +86,16 @@ class Request:
             raise InvalidDefinition("Invalid State Machine Definition: 'the definition is a JSON object'")
         state_name = param("stateName")
         if "States" in definition:
-            states = definition["States"]
             if not state_name:
                 state_name = definition.get("StartAt")
-            if not isinstance(states, dict) or state_name not in states:
-                raise ValidationException(
-                    f"State name '{state_name}' not found in the state machine definition"
-                )
-            state = states[state_name]
-            language = state.get("QueryLanguage", definition.get("QueryLanguage", "JSONPath"))
+            found = _find_state(definition, str(state_name), definition.get("QueryLanguage", "JSONPath"))
+            if found is None:
+                raise ValidationException("State not found in definition")
+            state, language = found
         else:
             if state_name:
                 raise ValidationException("stateName is only valid with a state machine definition")
-            state, state_name = definition, _TEST_STATE_NAME
+            state, state_name = definition, _ONE_STATE_NAME
             language = state.get("QueryLanguage", "JSONPath")
         if state.get("Type") not in _TESTABLE:
             raise InvalidDefinition(
@@ -105,10 +103,20 @@ class Request:
             )
         mock = param("mock")
         role_arn = param("roleArn")
-        if role_arn is None and mock is None and state.get("Type") not in _STATES_WITHOUT_AWS_CALLS:
+        if role_arn is None and mock is None and state.get("Type") == "Task":
             raise ValidationException("RoleArn must be specified when testing a Task state without a mock")
-        if state.get("Type") in ("Map", "Parallel") and mock is None:
-            raise ValidationException(f"A mock is required to test a {state['Type']} state")
+        configuration = param("stateConfiguration") or {}
+        if state.get("Type") in _MOCKED_WHOLE and mock is None:
+            if "mapIterationFailureCount" in configuration:
+                raise ValidationException(
+                    "TestState does not support MapIterationFailureCount when a mock is not specified."
+                )
+            raise InvalidDefinition(
+                "TestState API does not support Map or Parallel states. Supported state types include: "
+                "[Task, Wait, Pass, Succeed, Fail, Choice]"
+            )
+        if mock is not None and state.get("Type") in _STATES_WITHOUT_AWS_CALLS:
+            raise ValidationException(f"TestState does not accept a mock for a {state['Type']} state")
         return cls(
             state_name=state_name,
             state=state,
@@ -119,7 +127,7 @@ class Request:
             role_arn=role_arn,
             inspection_level=param("inspectionLevel") or "INFO",
             mock=mock,
-            configuration=param("stateConfiguration") or {},
+            configuration=configuration,
         )
 
     def one_state_definition(self) -> str:
@@ -135,6 +143,26 @@ def _as_mocked_task(state: dict[str, Any]) -> dict[str, Any]:
     return {**kept, "Type": "Task", "Resource": _STAND_IN_RESOURCE}
 
 
+def _find_state(scope: dict[str, Any], name: str, language: str) -> tuple[dict[str, Any], str] | None:
+    """The state named ``name`` in ``scope`` or any scope inside it (Parallel branches, Map item
+    processors), with the query language it runs in."""
+    states = scope.get("States")
+    if not isinstance(states, dict):
+        return None
+    for state_name, state in states.items():
+        if not isinstance(state, dict):
+            continue
+        inner = state.get("QueryLanguage", language)
+        if state_name == name:
+            return state, inner
+        nested = [*(state.get("Branches") or []), state.get("ItemProcessor"), state.get("Iterator")]
+        for child in filter(lambda candidate: isinstance(candidate, dict), nested):
+            found = _find_state(child, name, inner)
+            if found is not None:
+                return found
+    return None
+
+
 def _json(text: Any, what: str, error: type[AWSError]) -> Any:
     try:
         return json.loads(text)
@@ -142,7 +170,7 @@ def _json(text: Any, what: str, error: type[AWSError]) -> Any:
         raise error(f"Invalid {what}: {invalid}") from None
 
 
-def _mocked_responses(request: Request) -> Any:
+def _mocked_responses(request: Request, state_name: str) -> Any:
     """The request's mock as moto's mocked responses for the state (one per attempt)."""
     from moto.stepfunctions.parser.mocking.mock_config import (
         MockedResponseReturn,
@@ -160,7 +188,7 @@ def _mocked_responses(request: Request) -> Any:
         response = MockedResponseReturn(
             0, 0, _json(request.mock.get("result"), "mock result", ValidationException)
         )
-    mocked = StateMockedResponses(_TEST_STATE_NAME, "mock", [response])
+    mocked = StateMockedResponses(state_name, "mock", [response])
     return MockTestCase("TestState", "TestState", [mocked])
 
 
@@ -169,17 +197,23 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
     from moto.stepfunctions.parser.backend.test_state.execution import TestStateExecution
     from moto.stepfunctions.parser.backend.test_state.execution_worker import TestStateExecutionWorker
 
+    # As recorded: the state machine and the execution have names of their own, and the execution
+    # is an Express one ("arn:...:express:<machine>:<execution>").
     name = f"TestState-{uuid.uuid4().hex[:12]}"
-    machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{name}"
-    machine = TestStateMachine(name, machine_arn, request.one_state_definition(), request.role_arn)
+    machine_name = f"TestStateMachine-{uuid.uuid4().hex[:12]}"
+    machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{machine_name}"
+    machine = TestStateMachine(machine_name, machine_arn, request.one_state_definition(), request.role_arn)
+    state_name = str((request.context.get("State") or {}).get("Name") or request.state_name)
 
     class Worker(TestStateExecutionWorker):  # type: ignore[misc]
         def _get_evaluation_entrypoint(self) -> Any:
-            return _EndsWhenItsStateDid(super()._get_evaluation_entrypoint())
+            program = super()._get_evaluation_entrypoint()
+            program.test_state.name = state_name  # $$.State.Name, and the name mocks are keyed by
+            return _EndsWhenItsStateDid(program)
 
         def _get_evaluation_environment(self) -> Any:
             env = super()._get_evaluation_environment()
-            env.mock_test_case = _mocked_responses(request)
+            env.mock_test_case = _mocked_responses(request, state_name)
             for variable, value in request.variables.items():
                 env.variable_store.set(variable, value)
             env.states.context_object.context_object_data.update(request.context)
@@ -197,7 +231,7 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
     execution = Execution(
         name=name,
         role_arn=request.role_arn,
-        exec_arn=f"arn:aws:states:{region}:{account_id}:execution:{name}:{name}",
+        exec_arn=f"arn:aws:states:{region}:{account_id}:express:{machine_name}:{name}",
         account_id=account_id,
         region_name=region,
         state_machine=machine,
@@ -264,10 +298,46 @@ def _answer(request: Request, execution: Any) -> dict[str, Any]:
     if request.inspection_level == "INFO":
         answer.pop("inspectionData", None)
     else:
+        inspection = _recorded_stages(request, inspection)
         if request.variables or env.variable_store.get_assigned_variables():
             inspection["variables"] = json.dumps(_variables(env), separators=(",", ":"))
         answer["inspectionData"] = inspection
     return {key: value for key, value in answer.items() if value is not None}
+
+
+def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, Any]:
+    """The data-flow stages AWS reports for each kind of JSONPath state (recorded), where moto
+    recorded only the fields the state declares: an undeclared InputPath, Parameters, ResultSelector
+    or ResultPath passes its value on unchanged, so its stage equals the one before it."""
+    kind = request.state.get("Type")
+    if kind == "Map":
+        kept = {name: inspection[name] for name in ("input", "errorDetails") if name in inspection}
+        for field_name, key in (
+            ("MaxConcurrency", "maxConcurrency"),
+            ("ToleratedFailureCount", "toleratedFailureCount"),
+            ("ToleratedFailurePercentage", "toleratedFailurePercentage"),
+        ):
+            value = request.state.get(field_name, 0 if key == "maxConcurrency" else None)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                kept[key] = value
+        return kept
+    if request.query_language != "JSONPath" or "input" not in inspection:
+        return inspection
+    stages = dict(inspection)
+    if kind == "Pass" and "Result" in request.state:
+        stages.pop("afterInputPath", None)
+        stages.pop("afterParameters", None)
+        stages.setdefault("afterResultSelector", stages.get("result"))
+        stages.setdefault("afterResultPath", stages["afterResultSelector"])
+        return stages
+    stages.setdefault("afterInputPath", stages["input"])
+    if kind in ("Pass", "Task", "Parallel"):
+        stages.setdefault("afterParameters", stages["afterInputPath"])
+        produced = stages.get("result", stages["afterParameters"] if kind == "Pass" else None)
+        if produced is not None and "errorDetails" not in stages:
+            stages.setdefault("afterResultSelector", produced)
+            stages.setdefault("afterResultPath", stages["afterResultSelector"])
+    return stages
 
 
 def _variables(env: Any) -> dict[str, Any]:
@@ -368,6 +438,25 @@ def _test_state(self: Any) -> Any:
     return ActionResult(_run(request, self.current_account, self.region))
 
 
+def _arguments_recorded(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A JSONata state's Arguments are a stage of its data flow too (``afterArguments``); moto's
+    TestState parser recorded JSONPath's Parameters only."""
+
+    def visit(self: Any, ctx: Any) -> Any:
+        arguments = original(self, ctx)
+        evaluate = arguments._eval_body
+
+        def eval_body(env: Any) -> None:
+            evaluate(env)
+            if hasattr(env, "inspection_data"):
+                env.inspection_data["afterArguments"] = to_json_str(env.stack[-1])
+
+        arguments._eval_body = eval_body
+        return arguments
+
+    return visit
+
+
 def install_test_state() -> None:
     add(_RESPONSE_CLASS, "test_state", _test_state)
 
@@ -384,7 +473,11 @@ _SERVICES_RENAMING_FAILURES = (
     "state_task_service_api_gateway:StateTaskServiceApiGateway",
 )
 
+_TEST_STATE_PREPROCESSOR = "moto.stepfunctions.parser.asl.parse.test_state.preprocessor:TestStatePreprocessor"
+
 PATCHES: tuple[Patch, ...] = (
+    Patch(29, _TEST_STATE_PREPROCESSOR, "visitArguments_string_jsonata", _arguments_recorded),
+    Patch(29, _TEST_STATE_PREPROCESSOR, "visitArguments_jsonata_template_value_object", _arguments_recorded),
     Patch(29, _EXECUTE_STATE, "_handle_retry", _retry_decisions),
     Patch(29, _EXECUTE_STATE, "_handle_catch", _catch_decisions),
     *(
