@@ -304,3 +304,83 @@ def test_a_retriable_error_names_its_retrier_and_backoff(local_cloud: LocalCloud
 def test_a_definition_that_is_not_json_is_refused(local_cloud: LocalCloud):
     with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition):
         local_cloud.test_state(definition="{not json", input="{}")
+
+
+@pytest.mark.parametrize(
+    ("mocked", "problem"),
+    [
+        ({"Entries": {"EventId": "e"}}, "Field 'Entries' must be an array"),
+        ({"Entries": [{"EventId": "e"}, {"EventId": 7}]}, "Field 'EventId' must be a string"),
+        ({"FailedEntryCount": "none"}, "Field 'FailedEntryCount' must be a number"),
+    ],
+)
+def test_a_mocked_result_is_checked_against_the_integrations_answer(
+    local_cloud: LocalCloud, mocked: Any, problem: str
+):
+    # Recorded (test_field_validation_mode*): the integration's answer schema, in AWS's words
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::events:putEvents",
+        "Parameters": {"Entries": []},
+        "End": True,
+    }
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=json.dumps(state), input="{}", mock={"result": json.dumps(mocked)})
+    assert refused.value.response["Error"]["Message"] == f"Mock result schema validation error: {problem}"
+    # And fieldValidationMode NONE takes the mock as it is
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input="{}",
+        mock={"result": json.dumps(mocked), "fieldValidationMode": "NONE"},
+    )
+    assert json.loads(answer["output"]) == mocked
+
+
+@pytest.mark.parametrize(
+    ("context", "problem"),
+    [
+        ({"Execution": {"Id": 7}}, "Execution.Id must be a string"),
+        ({"Map": {"Item": {"Index": 0}}}, "'Map' field is not supported when mocking a Context object"),
+        ({"Execution": {"Nickname": "x"}}, "Field 'Nickname' is not allowed"),
+    ],
+)
+def test_a_context_the_state_could_not_have_is_refused(local_cloud: LocalCloud, context: Any, problem: str):
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(
+            definition=json.dumps({"Type": "Pass", "End": True}), input="{}", context=json.dumps(context)
+        )
+    assert refused.value.response["Error"]["Message"] == f"Invalid Context object provided: {problem}"
+
+
+def test_the_context_is_the_states_context(local_cloud: LocalCloud):
+    state = {
+        "Type": "Pass",
+        "Parameters": {"execution.$": "$$.Execution.Name", "state.$": "$$.State.Name"},
+        "End": True,
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input="{}",
+        context=json.dumps({"Execution": {"Name": "run-7"}, "State": {"Name": "Charge"}}),
+    )
+    assert json.loads(answer["output"]) == {"execution": "run-7", "state": "Charge"}
+
+
+def test_a_mocked_step_functions_error_is_caught_by_name(local_cloud: LocalCloud):
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "f"},
+        "Catch": [{"ErrorEquals": ["States.TaskFailed"], "Next": "Handle"}],
+        "End": True,
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input="{}",
+        mock={"errorOutput": {"error": "States.TaskFailed", "cause": "The task failed."}},
+    )
+    assert (answer["status"], answer["nextState"], answer["error"]) == (
+        "CAUGHT_ERROR",
+        "Handle",
+        "States.TaskFailed",
+    )

@@ -116,14 +116,29 @@ class Request:
                 "[Task, Wait, Pass, Succeed, Fail, Choice]"
             )
         if mock is not None and state.get("Type") in _STATES_WITHOUT_AWS_CALLS:
-            raise ValidationException(f"TestState does not accept a mock for a {state['Type']} state")
+            raise ValidationException(
+                f"State type '{state['Type']}' is not supported when a mock is specified"
+            )
+        if mock is not None and param("revealSecrets"):
+            raise ValidationException("TestState does not support RevealSecrets when a mock is specified.")
+        if state.get("Type") == "Parallel" and not state.get("Branches"):
+            raise InvalidDefinition(
+                "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: Value cannot be empty at "
+                f"/States/{state_name}/Branches'"
+            )
+        context = _json(param("context") or "{}", "context", ValidationException)
+        _check_context(context)
+        if mock is not None and "result" in mock:
+            _check_mocked_result(
+                state, _json(mock["result"], "mock result", ValidationException), mock, configuration
+            )
         return cls(
             state_name=state_name,
             state=state,
             query_language=language,
             input=_json(param("input") or "{}", "input", ValidationException),
             variables=_json(param("variables") or "{}", "variables", ValidationException),
-            context=_json(param("context") or "{}", "context", ValidationException),
+            context=context,
             role_arn=role_arn,
             inspection_level=param("inspectionLevel") or "INFO",
             mock=mock,
@@ -141,6 +156,142 @@ def _as_mocked_task(state: dict[str, Any]) -> dict[str, Any]:
     Retry and Catch."""
     kept = {name: value for name, value in state.items() if name not in _INNER_WORK}
     return {**kept, "Type": "Task", "Resource": _STAND_IN_RESOURCE}
+
+
+# The context a test may set, field by field (recorded: the rest is refused by name).
+_CONTEXT_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "Execution": {
+        "Id": str,
+        "Input": (dict, list, str, int, float, bool),
+        "Name": str,
+        "RoleArn": str,
+        "StartTime": str,
+        "RedriveCount": int,
+    },
+    "State": {"EnteredTime": str, "Name": str, "RetryCount": int},
+    "StateMachine": {"Id": str, "Name": str},
+    "Task": {"Token": str},
+}
+
+
+def _check_context(context: Any) -> None:
+    def refuse(why: str) -> ValidationException:
+        return ValidationException(f"Invalid Context object provided: {why}")
+
+    if not isinstance(context, dict):
+        raise refuse("the context is a JSON object")
+    for section, fields in context.items():
+        if section == "Map":
+            raise refuse("'Map' field is not supported when mocking a Context object")
+        if section not in _CONTEXT_FIELDS:
+            raise refuse(f"Field '{section}' is not allowed")
+        allowed = _CONTEXT_FIELDS[section]
+        for name, value in (fields or {}).items():
+            if name not in allowed:
+                raise refuse(f"Field '{name}' is not allowed")
+            if not isinstance(value, allowed[name]) or (allowed[name] is int and isinstance(value, bool)):
+                kind = "a string" if allowed[name] is str else "a number"
+                raise refuse(f"{section}.{name} must be {kind}")
+
+
+def _check_mocked_result(
+    state: dict[str, Any], result: Any, mock: dict[str, Any], configuration: dict[str, Any]
+) -> None:
+    """AWS's checks of a mocked result (recorded): its shape for a Map or Parallel, and for a Task
+    the integration's answer schema, unless ``fieldValidationMode`` is NONE."""
+    kind = state.get("Type")
+    if kind == "Parallel":
+        if not isinstance(result, list):
+            raise ValidationException("Mocked result must be an array.")
+        if len(result) != len(state.get("Branches") or []):
+            raise ValidationException(
+                "Mocked result must contain the same number of items as number of Parallel branches."
+            )
+    elif kind == "Map":
+        if "ResultWriter" in state and not isinstance(result, dict):
+            raise ValidationException("Mocked result must be a JSON object.")
+        if "ResultWriter" not in state and not isinstance(result, list):
+            raise ValidationException("Mocked result must be an array.")
+        failures = configuration.get("mapIterationFailureCount")
+        if isinstance(result, list) and failures is not None and failures > len(result):
+            raise ValidationException(
+                "Map iteration failure count must be less than or equal to the number of Map iterations"
+            )
+    elif kind == "Task" and mock.get("fieldValidationMode", "STRICT") != "NONE":
+        shape = _answer_shape(str(state.get("Resource", "")))
+        if shape is not None:
+            problem = _schema_problem(result, shape)
+            if problem is not None:
+                raise ValidationException(f"Mock result schema validation error: {problem}")
+
+
+def _answer_shape(resource: str) -> Any:
+    """The API answer shape of a Task's integration, as botocore models it (None: not modelled, or
+    a Lambda function called by its ARN, whose answer is the function's)."""
+    from sfn_idempotency.local.compat.integrations import _boto_name, _operations_by_snake_name
+
+    prefix = "arn:aws:states:::"
+    if not resource.startswith(prefix):
+        return None
+    parts = resource[len(prefix) :].split(":")
+    service, action = (
+        (parts[1], parts[2]) if parts[0] == "aws-sdk" and len(parts) > 2 else (parts[0], parts[-1])
+    )
+    action = action.split(".")[0]  # .sync, .waitForTaskToken
+    try:
+        operation = _operations_by_snake_name(_boto_name(service))[_snake(action)]
+    except Exception:  # a service or action botocore does not model
+        return None
+    return operation.output_shape
+
+
+def _snake(action: str) -> str:
+    from botocore import xform_name
+
+    return str(xform_name(action[:1].upper() + action[1:]))
+
+
+def _schema_problem(value: Any, shape: Any, name: str = "") -> str | None:
+    """The first way ``value`` breaks ``shape``, in AWS's words (members spelled with a capital)."""
+    kind = shape.type_name
+    field_name = f"Field '{name}'"
+    if kind == "structure":
+        if not isinstance(value, dict):
+            return f"{field_name} must be an object" if name else None
+        members = {
+            member[:1].upper() + member[1:]: member_shape for member, member_shape in shape.members.items()
+        }
+        for member, item in value.items():
+            if member in members and member != "Payload":  # a Lambda Payload is the function's JSON
+                problem = _schema_problem(item, members[member], member)
+                if problem is not None:
+                    return problem
+        return None
+    if kind == "list":
+        if not isinstance(value, list):
+            return f"{field_name} must be an array"
+        return next(
+            (p for item in value if (p := _schema_problem(item, shape.member, name)) is not None), None
+        )
+    if kind in ("string", "blob", "timestamp"):
+        if not isinstance(value, str):
+            return f"{field_name} must be a string"
+        if shape.enum and value not in shape.enum:
+            return f"{field_name} is not an expected value"
+        if len(value) < shape.metadata.get("min", 0):
+            return f"{field_name} is smaller than the minimum length"
+        return None
+    if kind in ("integer", "long", "float", "double"):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return f"{field_name} must be a number"
+        if "min" in shape.metadata and value < shape.metadata["min"]:
+            return f"{field_name} is less than the minimum value"
+        if "max" in shape.metadata and value > shape.metadata["max"]:
+            return f"{field_name} exceeds the maximum value"
+        return None
+    if kind == "boolean" and not isinstance(value, bool):
+        return f"{field_name} must be a boolean"
+    return None
 
 
 def _find_state(scope: dict[str, Any], name: str, language: str) -> tuple[dict[str, Any], str] | None:
@@ -216,7 +367,9 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
             env.mock_test_case = _mocked_responses(request, state_name)
             for variable, value in request.variables.items():
                 env.variable_store.set(variable, value)
-            env.states.context_object.context_object_data.update(request.context)
+            context = env.states.context_object.context_object_data
+            for section, fields in request.context.items():  # each field given replaces its own
+                context[section] = {**(context.get(section) or {}), **fields}
             env.sfn_local_test_state = _Decisions(
                 retry_count=int(request.configuration.get("retrierRetryCount", 0))
             )
@@ -457,6 +610,34 @@ def _arguments_recorded(original: Callable[[Any, Any], Any]) -> Callable[[Any, A
     return visit
 
 
+def _mocked_states_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """A mock may fail with a Step Functions error (``States.TaskFailed``, recorded); moto built every
+    mocked error as a custom name, which refuses the ``States.`` prefix."""
+    from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    def eval_mocked_response_throw(env: Any, mocked_response: Any) -> None:
+        if not str(mocked_response.error).startswith("States."):
+            original(env, mocked_response)
+            return
+        details = TaskFailedEventDetails(error=mocked_response.error, cause=mocked_response.cause)
+        raise FailureEventException(
+            failure_event=FailureEvent(
+                env=env,
+                error_name=StatesErrorName.from_name(mocked_response.error),
+                event_type=HistoryEventType.TaskFailed,
+                event_details=EventDetails(taskFailedEventDetails=details),
+            )
+        )
+
+    return eval_mocked_response_throw
+
+
 def install_test_state() -> None:
     add(_RESPONSE_CLASS, "test_state", _test_state)
 
@@ -476,6 +657,12 @@ _SERVICES_RENAMING_FAILURES = (
 _TEST_STATE_PREPROCESSOR = "moto.stepfunctions.parser.asl.parse.test_state.preprocessor:TestStatePreprocessor"
 
 PATCHES: tuple[Patch, ...] = (
+    Patch(
+        29,
+        "moto.stepfunctions.parser.asl.component.state.exec.state_task.mock_eval_utils",
+        "_eval_mocked_response_throw",
+        _mocked_states_errors,
+    ),
     Patch(29, _TEST_STATE_PREPROCESSOR, "visitArguments_string_jsonata", _arguments_recorded),
     Patch(29, _TEST_STATE_PREPROCESSOR, "visitArguments_jsonata_template_value_object", _arguments_recorded),
     Patch(29, _EXECUTE_STATE, "_handle_retry", _retry_decisions),
