@@ -103,7 +103,7 @@ def _partition(array: list[Any], chunk_size: float) -> list[list[Any]]:
     return [array[start : start + size] for start in range(0, len(array), size)]
 
 
-def _range(first: float, last: float, step: float) -> list[float]:
+def _range(first: float, last: float, step: float) -> Any:
     if step == 0:
         raise JSONataEvaluationError("$range needs a step other than 0")
     count = max(0, int((last - first) // step) + 1)

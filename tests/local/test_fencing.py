@@ -43,9 +43,11 @@ def map_machine(language: str) -> dict[str, Any]:
             "order": "{% $states.context.Map.Item.Value %}",
             "index": "{% $states.context.Map.Item.Index %}",
         }
-        barrier = {"Arguments": {"FunctionName": "${BarrierFunctionArn}", "Payload": "{% $states.input %}"}}
+        barrier: dict[str, Any] = {
+            "Arguments": {"FunctionName": "${BarrierFunctionArn}", "Payload": "{% $states.input %}"}
+        }
         barrier["Output"] = "{% $states.input %}"
-        place = {
+        place: dict[str, Any] = {
             "Arguments": {"FunctionName": "${PlaceOrderFunctionArn}", "Payload": "{% $states.input.order %}"},
             "Output": "{% {'placed': $states.result.Payload} %}",
             "Catch": [

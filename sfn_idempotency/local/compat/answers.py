@@ -281,7 +281,7 @@ def _listed_by_name(_original: Callable[..., Any]) -> Callable[..., Any]:
     from moto.stepfunctions.utils import PAGINATION_MODEL
     from moto.utilities.paginator import paginate
 
-    @paginate(pagination_model=PAGINATION_MODEL)  # type: ignore[misc]
+    @paginate(pagination_model=PAGINATION_MODEL)  # type: ignore[untyped-decorator]
     def list_state_machines(self: Any) -> list[Any]:
         return sorted(self.state_machines, key=lambda machine: machine.name)
 

@@ -464,7 +464,9 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
     or ResultPath passes its value on unchanged, so its stage equals the one before it."""
     kind = request.state.get("Type")
     if kind == "Map":
-        kept = {name: inspection[name] for name in ("input", "errorDetails") if name in inspection}
+        kept: dict[str, Any] = {
+            name: inspection[name] for name in ("input", "errorDetails") if name in inspection
+        }
         for field_name, key in (
             ("MaxConcurrency", "maxConcurrency"),
             ("ToleratedFailureCount", "toleratedFailureCount"),
