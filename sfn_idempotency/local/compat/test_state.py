@@ -276,7 +276,7 @@ def _schema_problem(value: Any, shape: Any, name: str = "") -> str | None:
     if kind in ("string", "blob", "timestamp"):
         if not isinstance(value, str):
             return f"{field_name} must be a string"
-        if shape.enum and value not in shape.enum:
+        if getattr(shape, "enum", None) and value not in shape.enum:
             return f"{field_name} is not an expected value"
         if len(value) < shape.metadata.get("min", 0):
             return f"{field_name} is smaller than the minimum length"
@@ -472,9 +472,11 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
             ("ToleratedFailureCount", "toleratedFailureCount"),
             ("ToleratedFailurePercentage", "toleratedFailurePercentage"),
         ):
-            value = request.state.get(field_name, 0 if key == "maxConcurrency" else None)
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                kept[key] = value
+            value = _number(
+                request.state.get(field_name, 0 if key == "maxConcurrency" else None), request.input
+            )
+            if value is not None:
+                kept[key] = float(value) if key == "toleratedFailurePercentage" else value
         return kept
     if request.query_language != "JSONPath" or "input" not in inspection:
         return inspection
@@ -493,6 +495,19 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
             stages.setdefault("afterResultSelector", produced)
             stages.setdefault("afterResultPath", stages["afterResultSelector"])
     return stages
+
+
+def _number(value: Any, state_input: Any) -> int | float | None:
+    """A Map's number field: a number, or a JSONata expression of the state's input."""
+    from sfn_idempotency.local import stepfunctions_jsonata
+
+    if isinstance(value, str) and value.startswith("{%") and value.endswith("%}"):
+        states = json.dumps({"input": state_input})
+        try:
+            value = stepfunctions_jsonata.evaluate(f"($states:={states};{value[2:-2].strip()})")
+        except stepfunctions_jsonata.JSONataEvaluationError:
+            return None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _variables(env: Any) -> dict[str, Any]:
@@ -538,6 +553,9 @@ def _catch_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
     A RETRIABLE state is not caught: the Retrier's decision comes first."""
 
     def handle_catch(self: Any, env: Any, failure_event: Any) -> Any:
+        # In a Catch, $states is input, context and errorOutput: no result (recorded; moto had put
+        # the error output there as the result too).
+        env.states._states_data.pop("result", None)
         decisions = getattr(env, "sfn_local_test_state", None)
         if decisions is not None and decisions.retry_index is not None:
             from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
