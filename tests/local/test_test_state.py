@@ -384,3 +384,28 @@ def test_a_mocked_step_functions_error_is_caught_by_name(local_cloud: LocalCloud
         "Handle",
         "States.TaskFailed",
     )
+
+
+def test_map_iteration_failures_past_the_tolerance_fail_the_map(local_cloud: LocalCloud):
+    # Recorded (test_state_configuration::test_map_state_failure_count): the Map's own decision
+    state = {
+        "Type": "Map",
+        "ItemProcessor": {"StartAt": "Each", "States": {"Each": {"Type": "Pass", "End": True}}},
+        "ToleratedFailureCount": 1,
+        "Catch": [{"ErrorEquals": ["States.ExceedToleratedFailureThreshold"], "Next": "TooMany"}],
+        "End": True,
+    }
+
+    def with_failures(failures: int) -> dict[str, Any]:
+        return local_cloud.test_state(
+            definition=json.dumps(state),
+            input="[1, 2, 3]",
+            mock={"result": "[1, 1, 1]"},
+            stateConfiguration={"mapIterationFailureCount": failures},
+        )
+
+    assert with_failures(1)["status"] == "SUCCEEDED"
+    exceeded = with_failures(2)
+    assert (exceeded["status"], exceeded["nextState"]) == ("CAUGHT_ERROR", "TooMany")
+    assert exceeded["error"] == "States.ExceedToleratedFailureThreshold"
+    assert exceeded["cause"] == "The specified tolerated failure threshold was exceeded"

@@ -332,15 +332,42 @@ def _mocked_responses(request: Request, state_name: str) -> Any:
 
     if request.mock is None:
         return None
-    if "errorOutput" in request.mock:
+    if _exceeds_tolerated_failures(request):
+        response: Any = MockedResponseThrow(0, 0, _EXCEEDED_THRESHOLD, _EXCEEDED_THRESHOLD_CAUSE)
+    elif "errorOutput" in request.mock:
         failure = request.mock["errorOutput"]
-        response: Any = MockedResponseThrow(0, 0, failure.get("error", ""), failure.get("cause", ""))
+        response = MockedResponseThrow(0, 0, failure.get("error", ""), failure.get("cause", ""))
     else:
         response = MockedResponseReturn(
             0, 0, _json(request.mock.get("result"), "mock result", ValidationException)
         )
     mocked = StateMockedResponses(state_name, "mock", [response])
     return MockTestCase("TestState", "TestState", [mocked])
+
+
+_EXCEEDED_THRESHOLD = "States.ExceedToleratedFailureThreshold"
+_EXCEEDED_THRESHOLD_CAUSE = "The specified tolerated failure threshold was exceeded"
+
+
+def _exceeds_tolerated_failures(request: Request) -> bool:
+    """``stateConfiguration.mapIterationFailureCount`` items of a mocked Map failed: past its
+    ToleratedFailureCount or ToleratedFailurePercentage (both 0 unless set), the Map fails with
+    States.ExceedToleratedFailureThreshold, which its Retry and Catch then decide on (recorded)."""
+    failures = request.configuration.get("mapIterationFailureCount")
+    if (
+        request.state.get("Type") != "Map"
+        or not failures
+        or request.mock is None
+        or "result" not in request.mock
+    ):
+        return False
+    items = json.loads(request.mock["result"])
+    total = len(items) if isinstance(items, list) else 0
+    count = _number(request.state.get("ToleratedFailureCount"), request.input)
+    percentage = _number(request.state.get("ToleratedFailurePercentage"), request.input)
+    within_count = count is not None and failures <= count
+    within_percentage = percentage is not None and total > 0 and failures * 100 / total <= percentage
+    return not (within_count or within_percentage)
 
 
 def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
