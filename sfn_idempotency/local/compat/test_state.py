@@ -104,7 +104,7 @@ class Request:
         mock = param("mock")
         role_arn = param("roleArn")
         if role_arn is None and mock is None and state.get("Type") == "Task":
-            raise ValidationException("RoleArn must be specified when testing a Task state without a mock")
+            raise ValidationException("RoleArn must be specified when testing a Task state")
         configuration = param("stateConfiguration") or {}
         if state.get("Type") in _MOCKED_WHOLE and mock is None:
             if "mapIterationFailureCount" in configuration:
@@ -505,6 +505,13 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
             if value is not None:
                 kept[key] = float(value) if key == "toleratedFailurePercentage" else value
         return kept
+    if kind == "Parallel":
+        # (recorded) a mocked Parallel reports its input, and in JSONPath what its result became
+        kept = {name: inspection[name] for name in ("input", "errorDetails") if name in inspection}
+        if request.query_language == "JSONPath" and "result" in inspection:
+            kept["afterResultSelector"] = inspection.get("afterResultSelector", inspection["result"])
+            kept["afterResultPath"] = inspection.get("afterResultPath", kept["afterResultSelector"])
+        return kept
     if request.query_language != "JSONPath" or "input" not in inspection:
         return inspection
     stages = dict(inspection)
@@ -515,7 +522,7 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
         stages.setdefault("afterResultPath", stages["afterResultSelector"])
         return stages
     stages.setdefault("afterInputPath", stages["input"])
-    if kind in ("Pass", "Task", "Parallel"):
+    if kind in ("Pass", "Task"):
         stages.setdefault("afterParameters", stages["afterInputPath"])
         produced = stages.get("result", stages["afterParameters"] if kind == "Pass" else None)
         if produced is not None and "errorDetails" not in stages:
