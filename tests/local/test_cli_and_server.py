@@ -148,7 +148,7 @@ def test_boto3_over_http_runs_first_and_duplicate(server: Server):
 def test_a_stopped_execution_has_its_claim_released_through_serve(server: Server):
     # Given an execution holding its claim while the business step runs (the demo's delay hook)
     sfn, dynamodb = server.client("stepfunctions"), server.client("dynamodb")
-    order = {"orderId": "http-stopped", "amount": 3, "simulate": {"delaySeconds": 8}}
+    order = {"orderId": "http-stopped", "amount": 3, "simulate": {"delaySeconds": 2}}
     key = {"id": {"S": key_of(order, example_settings({}))}}
     table = server.ready["tableName"]
     arn = sfn.start_execution(stateMachineArn=server.ready["stateMachineArns"][0], input=json.dumps(order))
