@@ -12,7 +12,11 @@ interpreter (moto's ASL interpreter)
   10. [L9] ``States.ALL`` does not catch ``States.Runtime``, as documented. (Narrowed: it used to
       spare ``States.DataLimitExceeded`` too, which AWS recordings show ``States.ALL`` catching.)
   11. [speed] Each distinct JSONPath is parsed once (jsonpath-ng builds a parser per parse).
-  16. [L16] Each parse has its own QueryLanguage scopes (moto shared one stack across parses).
+  16. [L16] Each parse has its own QueryLanguage scopes (moto shared one stack across parses), and
+      a JSONPath state inside a JSONata Map of a JSONPath machine is accepted (recorded).
+  26. [L22] An ``Assign`` string literal is a JSON string (moto kept its escapes), and a state's
+      ``assignedVariables`` are JSON text.
+  27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
 
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
@@ -39,11 +43,16 @@ definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefi
 test_state (the TestState API)
   29. [L24] TestState runs one state on moto's interpreter (moto's own TestState program) with the
       request's input, variables, context and mock, and answers output, error, cause, nextState,
-      status (SUCCEEDED, FAILED, CAUGHT_ERROR) and inspectionData; ``stateName`` picks a state of a
-      whole definition.
+      status (SUCCEEDED, FAILED, RETRIABLE, CAUGHT_ERROR) and inspectionData; ``stateName`` picks a
+      state of a whole definition; a mock is checked against the integration's answer schema.
 
 integrations (what a Task's call sends and returns)
   6. [L3] ``states:startExecution`` (and ``.sync``/``.sync:2``) speak the API's PascalCase.
+  23. [L21] aws-sdk errors name the service as the SDK for Java does (``S3.NoSuchKeyException``).
+  24. [L21] aws-sdk requests and results go through the API model (capitalized members, blob
+      bodies as JSON text, streamed bodies as text).
+  25. [L21] S3 answers say SSE-S3 and carry an extended request id; DynamoDB answers carry no
+      ConsumedCapacity unless asked; no checksums unless required.
 
 events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
@@ -82,7 +91,7 @@ from sfn_idempotency.local.compat import (
     test_state,
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
-from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES, status_change_detail
+from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
 from sfn_idempotency.local.compat.interpreter import interceptor, retry_time
 from sfn_idempotency.local.compat.patching import Patch, keep, replace
 
@@ -96,7 +105,6 @@ __all__ = [
     "install",
     "interceptor",
     "retry_time",
-    "status_change_detail",
     "sync_executions",
     "sync_executions_lock",
 ]

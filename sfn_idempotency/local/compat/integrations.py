@@ -30,12 +30,7 @@ _HTTP_ERRORS = 300
 
 def _operation_shapes(task: Any, action: str | None) -> Any:
     operation = snake_to_camel_case(action or task._get_boto_service_action())
-    return _stepfunctions_model().operation_model(operation)
-
-
-@functools.cache
-def _stepfunctions_model() -> Any:
-    return botocore.session.get_session().get_service_model("stepfunctions")
+    return _service_model("stepfunctions").operation_model(operation)
 
 
 def _pascal_case_request(original: Callable[..., None]) -> Callable[..., None]:

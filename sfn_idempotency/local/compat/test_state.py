@@ -25,7 +25,6 @@ from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
 _EXECUTE_STATE = "moto.stepfunctions.parser.asl.component.state.exec.execute_state:ExecutionState"
-_TEST_STATE_NAME = "TestState"  # the name moto's TestState parser gives the state it runs
 _ONE_STATE_NAME = "StateName"  # what AWS calls a state tested alone, in $$.State.Name (recorded)
 _STATES_WITHOUT_AWS_CALLS = frozenset({"Pass", "Wait", "Choice", "Succeed", "Fail"})
 _MOCKED_WHOLE = frozenset({"Map", "Parallel"})
