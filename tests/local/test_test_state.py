@@ -409,3 +409,19 @@ def test_map_iteration_failures_past_the_tolerance_fail_the_map(local_cloud: Loc
     assert (exceeded["status"], exceeded["nextState"]) == ("CAUGHT_ERROR", "TooMany")
     assert exceeded["error"] == "States.ExceedToleratedFailureThreshold"
     assert exceeded["cause"] == "The specified tolerated failure threshold was exceeded"
+
+
+def test_a_mocked_result_that_is_not_json_is_refused_whatever_the_validation_mode(local_cloud: LocalCloud):
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "f"},
+        "End": True,
+    }
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(
+            definition=json.dumps(state),
+            input="{}",
+            mock={"result": "not JSON", "fieldValidationMode": "NONE"},
+        )
+    assert refused.value.response["Error"]["Message"] == "Mocked result must be valid JSON"

@@ -128,9 +128,11 @@ class Request:
         context = _json(param("context") or "{}", "context", ValidationException)
         _check_context(context)
         if mock is not None and "result" in mock:
-            _check_mocked_result(
-                state, _json(mock["result"], "mock result", ValidationException), mock, configuration
-            )
+            try:
+                mocked = json.loads(mock["result"])
+            except (TypeError, ValueError):
+                raise ValidationException("Mocked result must be valid JSON") from None
+            _check_mocked_result(state, mocked, mock, configuration)
         return cls(
             state_name=state_name,
             state=state,
@@ -364,6 +366,8 @@ def _exceeds_tolerated_failures(request: Request) -> bool:
     total = len(items) if isinstance(items, list) else 0
     count = _number(request.state.get("ToleratedFailureCount"), request.input)
     percentage = _number(request.state.get("ToleratedFailurePercentage"), request.input)
+    if count is None and percentage is None:
+        return False  # no tolerance declared: no threshold to exceed (recorded)
     within_count = count is not None and failures <= count
     within_percentage = percentage is not None and total > 0 and failures * 100 / total <= percentage
     return not (within_count or within_percentage)
