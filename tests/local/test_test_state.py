@@ -425,3 +425,35 @@ def test_a_mocked_result_that_is_not_json_is_refused_whatever_the_validation_mod
             mock={"result": "not JSON", "fieldValidationMode": "NONE"},
         )
     assert refused.value.response["Error"]["Message"] == "Mocked result must be valid JSON"
+
+
+@pytest.mark.parametrize(
+    "resource",
+    ["arn:aws:states:::sqs:sendMessage.waitForTaskToken", "arn:aws:states:::states:startExecution.sync:2"],
+)
+def test_a_callback_or_sync_task_runs_on_its_mock_only(local_cloud: LocalCloud, resource: str):
+    state = {
+        "Type": "Task",
+        "Resource": resource,
+        "Parameters": {"QueueUrl": "q", "MessageBody.$": "$$.Task.Token"},
+        "Next": "Then",
+    }
+    # Without a mock it is refused (there is nothing to wait for offline)
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=json.dumps(state), input="{}", roleArn=ROLE)
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    # With one, the mock is what the callback or the child answered; the token is the context's
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input="{}",
+        mock={"result": json.dumps({"approved": True}), "fieldValidationMode": "NONE"},
+        context=json.dumps({"Task": {"Token": "token-7"}}),
+        inspectionLevel="DEBUG",
+    )
+    assert (answer["status"], answer["nextState"], json.loads(answer["output"])) == (
+        "SUCCEEDED",
+        "Then",
+        {"approved": True},
+    )
+    if "waitForTaskToken" in resource:
+        assert json.loads(answer["inspectionData"]["afterParameters"])["MessageBody"] == "token-7"

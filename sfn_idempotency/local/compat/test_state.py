@@ -28,6 +28,7 @@ _EXECUTE_STATE = "moto.stepfunctions.parser.asl.component.state.exec.execute_sta
 _ONE_STATE_NAME = "StateName"  # what AWS calls a state tested alone, in $$.State.Name (recorded)
 _STATES_WITHOUT_AWS_CALLS = frozenset({"Pass", "Wait", "Choice", "Succeed", "Fail"})
 _MOCKED_WHOLE = frozenset({"Map", "Parallel"})
+_PATTERNS_NEEDING_A_MOCK = (".sync", ".sync:2", ".waitForTaskToken")
 _TESTABLE = frozenset({*_STATES_WITHOUT_AWS_CALLS, "Task", *_MOCKED_WHOLE})
 _STAND_IN_RESOURCE = "arn:aws:states:::lambda:invoke"  # never called: the mock answers
 _INNER_WORK = frozenset(
@@ -101,6 +102,12 @@ class Request:
                 f"Invalid State Machine Definition: 'unsupported state type {state.get('Type')!r}'"
             )
         mock = param("mock")
+        resource = str(state.get("Resource", ""))
+        if mock is None and resource.endswith(_PATTERNS_NEEDING_A_MOCK):
+            raise ValidationException(
+                "TestState does not support the .sync and .waitForTaskToken integration patterns "
+                "without a mock"
+            )
         role_arn = param("roleArn")
         if role_arn is None and mock is None and state.get("Type") == "Task":
             raise ValidationException("RoleArn must be specified when testing a Task state")
@@ -400,6 +407,9 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
             context = env.states.context_object.context_object_data
             for section, fields in request.context.items():  # each field given replaces its own
                 context[section] = {**(context.get(section) or {}), **fields}
+            token = (request.context.get("Task") or {}).get("Token")
+            if token is not None:  # the task token the test gives, not a fresh one (recorded)
+                env.states.context_object.update_task_token = lambda: _given_token(context, token)
             env.sfn_local_test_state = _Decisions(
                 retry_count=int(request.configuration.get("retrierRetryCount", 0))
             )
@@ -437,6 +447,11 @@ class _EndsWhenItsStateDid:
         self.program.eval(env)
         if env.is_running():
             env.set_ended()
+
+
+def _given_token(context: dict[str, Any], token: str) -> str:
+    context["Task"] = {"Token": token}
+    return token
 
 
 @dataclass
