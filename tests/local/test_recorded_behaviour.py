@@ -217,6 +217,12 @@ def test_history_pages_and_reverses_as_asked(local_cloud: LocalCloud):
     assert [event["id"] for page in pages for event in page["events"]] == [
         event["id"] for event in everything
     ]
+    with pytest.raises(ClientError) as forged:
+        local_cloud.sfn.get_execution_history(executionArn=result.arn, nextToken="not-a-token")
+    assert forged.value.response["Error"] == {
+        "Code": "InvalidToken",
+        "Message": "Invalid Token: 'Invalid token'",
+    }
 
 
 def test_state_machines_are_listed_by_name_and_out_of_range_requests_refused(local_cloud: LocalCloud):

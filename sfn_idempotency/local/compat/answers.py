@@ -14,6 +14,12 @@ from collections.abc import Callable
 from typing import Any
 
 from moto.core.exceptions import AWSError
+from moto.stepfunctions.parser.api import (
+    InvalidToken,
+    MissingRequiredParameter,
+    StateMachineAlreadyExists,
+    ValidationException,
+)
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 from sfn_idempotency.local.compat.patching import Patch, add, keep
@@ -144,11 +150,6 @@ def _name_unnamed_executions(original: Callable[..., Any]) -> Callable[..., Any]
     return start_execution
 
 
-class StateMachineAlreadyExists(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
-    TYPE = "StateMachineAlreadyExists"
-    STATUS = 400
-
-
 def _refuse_a_different_machine_under_a_taken_name(original: Callable[..., Any]) -> Callable[..., Any]:
     def create_state_machine(self: Any, name: str, definition: str, roleArn: str, **kwargs: Any) -> Any:
         existing = next((machine for machine in self.state_machines if machine.name == name), None)
@@ -209,11 +210,6 @@ def _state_machine_for_execution(original: Callable[[Any], Any]) -> Callable[[An
         return answer
 
     return describe
-
-
-class MissingRequiredParameter(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
-    TYPE = "MissingRequiredParameter"
-    STATUS = 400
 
 
 def _update_with_revision(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -320,13 +316,8 @@ def _page_start(token: str | None) -> int:
     except (ValueError, KeyError, TypeError):
         offset = None
     if not isinstance(offset, int) or offset < 0:
-        raise InvalidToken("Invalid Token: 'Invalid token'")
+        raise InvalidToken()  # moto's, with AWS's message: "Invalid Token: 'Invalid token'"
     return offset
-
-
-class InvalidToken(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
-    TYPE = "InvalidToken"
-    STATUS = 400
 
 
 def _unknown_operations_in_json(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -398,11 +389,6 @@ def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
         if "max" in limits and len(value) > limits["max"]:
             return f"{at} have length less than or equal to {limits['max']}"
     return None
-
-
-class ValidationException(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
-    TYPE = "ValidationException"
-    STATUS = 400
 
 
 def install_start_sync_execution() -> None:

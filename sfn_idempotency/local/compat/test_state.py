@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from moto.core.exceptions import AWSError
+from moto.stepfunctions.parser.api import InvalidDefinition, ValidationException
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
 from sfn_idempotency.local.compat.patching import Patch, add, keep
@@ -52,16 +52,6 @@ _INNER_WORK = frozenset(
         "Label",
     }
 )
-
-
-class ValidationException(AWSError):  # type: ignore[misc]  # moto is not followed (pyproject)
-    TYPE = "ValidationException"
-    STATUS = 400
-
-
-class InvalidDefinition(AWSError):  # type: ignore[misc]
-    TYPE = "InvalidDefinition"
-    STATUS = 400
 
 
 @dataclass
@@ -322,7 +312,7 @@ def _find_state(scope: dict[str, Any], name: str, language: str) -> tuple[dict[s
     return None
 
 
-def _json(text: Any, what: str, error: type[AWSError]) -> Any:
+def _json(text: Any, what: str, error: type[Exception]) -> Any:
     try:
         return json.loads(text)
     except (TypeError, ValueError) as invalid:
