@@ -7,8 +7,8 @@ interpreter (moto's ASL interpreter)
   1. [speed] Task clients: one cached boto3 client per service and region, from a session that
      carries our call hooks (Lambda Invoke reaches our handlers, faults can be injected).
   2. [L10] Retry waits may be scaled for tests; which errors retry, and how often, is untouched.
-  9. [speed] Each definition is parsed once and the parsed program shared (heap keys drawn at parse
-     time, so concurrent executions cannot race on them).
+  9. [speed] Each definition is parsed once and the parsed program shared by its executions and by
+     every check of it (heap keys drawn at parse time, so concurrent executions cannot race on them).
   10. [L9] ``States.ALL`` does not catch ``States.Runtime``, as documented. (Narrowed: it used to
       spare ``States.DataLimitExceeded`` too, which AWS recordings show ``States.ALL`` catching.)
   11. [speed] Each distinct JSONPath is parsed once (jsonpath-ng builds a parser per parse).

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import Patch, add, keep
+from sfn_idempotency.local.compat.patching import Patch, add
 
 _PARSER_MODELS = "moto.stepfunctions.parser.models:StepFunctionsParserBackend"
 _RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
@@ -182,5 +182,4 @@ def install_validate_state_machine_definition() -> None:
 PATCHES: tuple[Patch, ...] = (
     Patch(28, _PARSER_MODELS, "create_state_machine", _checked_create),
     Patch(28, _PARSER_MODELS, "update_state_machine", _checked_update),
-    Patch(28, _PARSER_MODELS, "_validate_definition", keep),
 )

@@ -121,20 +121,42 @@ class _ScaledTime:
 retry_time = _ScaledTime()
 
 
+@functools.lru_cache(maxsize=_PARSED_PROGRAMS_KEPT)
+def _parsed(definition: str) -> Any:
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    return _draw_heap_keys(AmazonStateLanguageParser.parse(definition)[0])
+
+
+_parsing = threading.Lock()  # executions starting together parse their definition once
+
+
+def parsed_program(definition: str) -> Any:
+    """The definition's program, parsed once for every execution and every validation of it."""
+    with _parsing:
+        return _parsed(definition)
+
+
 def _parse_once(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    @functools.lru_cache(maxsize=_PARSED_PROGRAMS_KEPT)
-    def parsed(definition: str) -> Any:
-        from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
-
-        return _draw_heap_keys(AmazonStateLanguageParser.parse(definition)[0])
-
-    parsing = threading.Lock()  # executions starting together parse their definition once
-
     def get_evaluation_entrypoint(self: Any) -> Any:
-        with parsing:
-            return parsed(self._evaluation_details.state_machine_details.definition)
+        return parsed_program(self._evaluation_details.state_machine_details.definition)
 
     return get_evaluation_entrypoint
+
+
+def _validated_by_the_same_parse(original: Callable[[str], None]) -> Any:
+    """CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefinition check a definition
+    with the parse its executions then use, instead of parsing it again each time; a definition moto
+    refuses is refused in moto's own words."""
+
+    def validate_definition(definition: str) -> None:
+        try:
+            parsed_program(definition)
+        except Exception:
+            original(definition)
+            raise
+
+    return staticmethod(validate_definition)
 
 
 def _draw_heap_keys(program: Any) -> Any:
@@ -287,6 +309,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(2, _RETRIER_MODULE, "time", lambda _original: retry_time),
     Patch(9, f"{_EXECUTION_WORKER_MODULE}:ExecutionWorker", "_get_evaluation_entrypoint", _parse_once),
     Patch(9, _PARSER_MODULE, "AmazonStateLanguageParser", keep),
+    Patch(
+        9,
+        "moto.stepfunctions.parser.models:StepFunctionsParserBackend",
+        "_validate_definition",
+        _validated_by_the_same_parse,
+    ),
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
