@@ -77,7 +77,7 @@ def _service_model(boto_service: str) -> Any:
 
 
 @functools.cache
-def _operations_by_snake_name(boto_service: str) -> dict[str, Any]:
+def operations_by_snake_name(boto_service: str) -> dict[str, Any]:
     model = _service_model(boto_service)
     return {xform_name(name): model.operation_model(name) for name in model.operation_names}
 
@@ -88,14 +88,14 @@ def _java_sdk_error_names(_original: Any) -> Any:
 
     def normalise_service_error_name(service_name: str) -> str:
         try:
-            return java_sdk_service_name(_boto_name(service_name))
+            return java_sdk_service_name(boto_name_of(service_name))
         except Exception:  # a service botocore does not know: its name as given
             return service_name
 
     return staticmethod(normalise_service_error_name)
 
 
-def _boto_name(sfn_service_name: str) -> str:
+def boto_name_of(sfn_service_name: str) -> str:
     from moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service import (
         StateTaskService,
     )
@@ -139,7 +139,7 @@ def _aws_sdk_response(_original: Callable[..., None]) -> Callable[..., None]:
 
 def _aws_sdk_operation(task: Any) -> Any:
     try:
-        return _operations_by_snake_name(task._get_boto_service_name())[task._get_boto_service_action()]
+        return operations_by_snake_name(task._get_boto_service_name())[task._get_boto_service_action()]
     except Exception:  # an operation botocore does not model: the call itself will fail, named
         return None
 

@@ -67,6 +67,7 @@ class Request:
     role_arn: str | None
     inspection_level: str
     mock: dict[str, Any] | None
+    mocked_result: Any = None  # the mock's result, parsed once
     configuration: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -124,6 +125,7 @@ class Request:
             )
         context = _json(param("context") or "{}", "context", ValidationException)
         _check_context(context)
+        mocked = None
         if mock is not None and "result" in mock:
             try:
                 mocked = json.loads(mock["result"])
@@ -140,6 +142,7 @@ class Request:
             role_arn=role_arn,
             inspection_level=param("inspectionLevel") or "INFO",
             mock=mock,
+            mocked_result=mocked,
             configuration=configuration,
         )
 
@@ -226,7 +229,7 @@ def _check_mocked_result(
 def _answer_shape(resource: str) -> Any:
     """The API answer shape of a Task's integration, as botocore models it (None: not modelled, or
     a Lambda function called by its ARN, whose answer is the function's)."""
-    from sfn_idempotency.local.compat.integrations import _boto_name, _operations_by_snake_name
+    from sfn_idempotency.local.compat.integrations import boto_name_of, operations_by_snake_name
 
     prefix = "arn:aws:states:::"
     if not resource.startswith(prefix):
@@ -237,7 +240,7 @@ def _answer_shape(resource: str) -> Any:
     )
     action = action.split(".")[0]  # .sync, .waitForTaskToken
     try:
-        operation = _operations_by_snake_name(_boto_name(service))[_snake(action)]
+        operation = operations_by_snake_name(boto_name_of(service))[_snake(action)]
     except Exception:  # a service or action botocore does not model
         return None
     return operation.output_shape
@@ -336,9 +339,7 @@ def _mocked_responses(request: Request, state_name: str) -> Any:
         failure = request.mock["errorOutput"]
         response = MockedResponseThrow(0, 0, failure.get("error", ""), failure.get("cause", ""))
     else:
-        response = MockedResponseReturn(
-            0, 0, _json(request.mock.get("result"), "mock result", ValidationException)
-        )
+        response = MockedResponseReturn(0, 0, request.mocked_result)
     mocked = StateMockedResponses(state_name, "mock", [response])
     return MockTestCase("TestState", "TestState", [mocked])
 
@@ -359,7 +360,7 @@ def _exceeds_tolerated_failures(request: Request) -> bool:
         or "result" not in request.mock
     ):
         return False
-    items = json.loads(request.mock["result"])
+    items = request.mocked_result
     total = len(items) if isinstance(items, list) else 0
     count = _number(request.state.get("ToleratedFailureCount"), request.input)
     percentage = _number(request.state.get("ToleratedFailurePercentage"), request.input)
@@ -593,6 +594,7 @@ def _error_and_cause(state: Any, failure_event: Any) -> tuple[str | None, str | 
 def _catch_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
     """In a TestState run, remember which Catch matched (its index and Next): AWS answers them.
     A RETRIABLE state is not caught: the Retrier's decision comes first."""
+    from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
 
     def handle_catch(self: Any, env: Any, failure_event: Any) -> Any:
         # In a Catch, $states is input, context and errorOutput: no result (recorded; moto had put
@@ -600,20 +602,15 @@ def _catch_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
         env.states._states_data.pop("result", None)
         decisions = getattr(env, "sfn_local_test_state", None)
         if decisions is not None and decisions.retry_index is not None:
-            from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
-
             env.stack.append(CatchOutcome.NotCaught)
             return None
         result = original(self, env, failure_event)
-        if decisions is not None:
-            from moto.stepfunctions.parser.asl.component.common.catch.catch_outcome import CatchOutcome
-
-            if env.stack and env.stack[-1] == CatchOutcome.Caught:
-                index = _first_matching(self.catch.catchers, env, failure_event)
-                if index is not None:
-                    decisions.catch_index = index
-                    decisions.catch_next = self.catch.catchers[index].next_decl.name
-                    decisions.error, decisions.cause = _error_and_cause(self, failure_event)
+        if decisions is not None and env.stack and env.stack[-1] == CatchOutcome.Caught:
+            index = _first_matching(self.catch.catchers, env, failure_event)
+            if index is not None:
+                decisions.catch_index = index
+                decisions.catch_next = self.catch.catchers[index].next_decl.name
+                decisions.error, decisions.cause = _error_and_cause(self, failure_event)
         return result
 
     return handle_catch
