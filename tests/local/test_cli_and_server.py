@@ -411,15 +411,9 @@ def test_serve_runs_the_inline_pipeline_through_start_sync_execution(server: Ser
     )
 
     def aws_cli(order: dict[str, Any]) -> dict[str, Any]:
-        run = subprocess.run(
-            [str(BIN / "aws"), "stepfunctions", "start-sync-execution", "--state-machine-arn", pipeline,
-             "--input", json.dumps(order), "--endpoint-url", server.endpoint, "--output", "json"],
-            capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
-            env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
-        )  # fmt: skip
-        assert run.returncode == 0, run.stderr
-        answer: dict[str, Any] = json.loads(run.stdout)
-        return answer
+        return aws_stepfunctions(
+            server, "start-sync-execution", "--state-machine-arn", pipeline, "--input", json.dumps(order)
+        )
 
     # When boto3 places an order and the AWS CLI sends the same order again
     order = {"orderId": "o-sync", "amount": 3}
@@ -457,25 +451,28 @@ def test_the_aws_cli_tests_and_validates_a_state_against_serve(server: Server):
     }
     definition = IDEMPOTENCY_ASL.read_text(encoding="utf-8")
 
-    def aws(*arguments: str) -> dict[str, Any]:
-        run = subprocess.run(
-            [str(BIN / "aws"), "stepfunctions", *arguments, "--endpoint-url", server.endpoint, "--output", "json"],
-            capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
-            env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
-        )  # fmt: skip
-        assert run.returncode == 0, run.stderr
-        answer: dict[str, Any] = json.loads(run.stdout)
-        return answer
-
     # When the AWS CLI tests it with a refused claim as the mock, and validates the definition
-    tested = aws(
+    tested = aws_stepfunctions(
+        server,
         "test-state", "--definition", definition, "--state-name", "Claim", "--input", json.dumps(claim_input),
         "--mock", json.dumps({"errorOutput": {"error": "DynamoDB.ConditionalCheckFailedException", "cause": "taken"}}),
         "--inspection-level", "DEBUG",
     )  # fmt: skip
-    validated = aws("validate-state-machine-definition", "--definition", definition)
+    validated = aws_stepfunctions(server, "validate-state-machine-definition", "--definition", definition)
 
     # Then serve answers as AWS does: the Catch to Read, and a valid definition
     assert (tested["status"], tested["nextState"]) == ("CAUGHT_ERROR", "Read")
     assert tested["inspectionData"]["errorDetails"] == {"catchIndex": 0}
     assert (validated["result"], validated["diagnostics"]) == ("OK", [])
+
+
+def aws_stepfunctions(server: Server, *arguments: str) -> dict[str, Any]:
+    """``aws stepfunctions ARGUMENTS`` against serve (no "sync-" host prefix on a loopback address)."""
+    run = subprocess.run(
+        [str(BIN / "aws"), "stepfunctions", *arguments, "--endpoint-url", server.endpoint, "--output", "json"],
+        capture_output=True, text=True, timeout=COMMAND_DEADLINE_SECONDS, check=False,
+        env={**clean_environment(), "AWS_DISABLE_HOST_PREFIX_INJECTION": "true"},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    answer: dict[str, Any] = json.loads(run.stdout)
+    return answer
