@@ -38,6 +38,11 @@ IDEMPOTENCY = {  # the ComputeKey block the flow's states read
     "timeoutSeconds": 30,
     "maxClaimAttempts": 3,
 }
+LAMBDA_TASK = {
+    "Type": "Task",
+    "Resource": "arn:aws:states:::lambda:invoke",
+    "Parameters": {"FunctionName": "f"},
+}
 COMPLETED = {
     "Item": {"id": {"S": "orders#abc"}, "status": {"S": "COMPLETED"}, "data": {"S": '{"placed": true}'}}
 }
@@ -208,12 +213,7 @@ def test_a_fail_state_fails_with_its_error(local_cloud: LocalCloud):
 
 
 def test_an_uncaught_mock_error_fails_the_state(local_cloud: LocalCloud):
-    state = {
-        "Type": "Task",
-        "Resource": "arn:aws:states:::lambda:invoke",
-        "Parameters": {"FunctionName": "f"},
-        "End": True,
-    }
+    state = {**LAMBDA_TASK, "End": True}
     answer = local_cloud.test_state(
         definition=json.dumps(state), input="{}", mock={"errorOutput": {"error": "Boom", "cause": "c"}}
     )
@@ -233,12 +233,7 @@ def test_an_unknown_state_name_is_refused(local_cloud: LocalCloud):
 
 
 def test_a_task_without_a_role_or_a_mock_is_refused(local_cloud: LocalCloud):
-    state = {
-        "Type": "Task",
-        "Resource": "arn:aws:states:::lambda:invoke",
-        "Parameters": {"FunctionName": "f"},
-        "End": True,
-    }
+    state = {**LAMBDA_TASK, "End": True}
     with pytest.raises(ClientError) as refused:
         local_cloud.test_state(definition=json.dumps(state), input="{}")
     assert refused.value.response["Error"]["Code"] == "ValidationException"
@@ -270,9 +265,7 @@ def test_a_mock_for_a_state_that_calls_nothing_is_refused(local_cloud: LocalClou
 
 def test_a_retriable_error_names_its_retrier_and_backoff(local_cloud: LocalCloud):
     state = {
-        "Type": "Task",
-        "Resource": "arn:aws:states:::lambda:invoke",
-        "Parameters": {"FunctionName": "f"},
+        **LAMBDA_TASK,
         "Retry": [
             {"ErrorEquals": ["Other"], "MaxAttempts": 1},
             {"ErrorEquals": ["Throttled"], "IntervalSeconds": 2, "BackoffRate": 3, "MaxAttempts": 3},
@@ -368,9 +361,7 @@ def test_the_context_is_the_states_context(local_cloud: LocalCloud):
 
 def test_a_mocked_step_functions_error_is_caught_by_name(local_cloud: LocalCloud):
     state = {
-        "Type": "Task",
-        "Resource": "arn:aws:states:::lambda:invoke",
-        "Parameters": {"FunctionName": "f"},
+        **LAMBDA_TASK,
         "Catch": [{"ErrorEquals": ["States.TaskFailed"], "Next": "Handle"}],
         "End": True,
     }
@@ -412,12 +403,7 @@ def test_map_iteration_failures_past_the_tolerance_fail_the_map(local_cloud: Loc
 
 
 def test_a_mocked_result_that_is_not_json_is_refused_whatever_the_validation_mode(local_cloud: LocalCloud):
-    state = {
-        "Type": "Task",
-        "Resource": "arn:aws:states:::lambda:invoke",
-        "Parameters": {"FunctionName": "f"},
-        "End": True,
-    }
+    state = {**LAMBDA_TASK, "End": True}
     with pytest.raises(ClientError) as refused:
         local_cloud.test_state(
             definition=json.dumps(state),
