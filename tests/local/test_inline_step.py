@@ -5,6 +5,7 @@ errors are what the issue promises."""
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,7 +14,8 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.lambdas.place_order.orders import place_order
-from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local import LocalCloud, compat
+from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.cloud import INLINE_TABLE, ExecutionResult
 from sfn_idempotency.records import owner_execution, plain
 from sfn_idempotency.wrap import wrap_state
@@ -315,6 +317,22 @@ def test_no_key_fails_with_the_key_error_when_a_key_is_required(local_cloud, wor
     assert workflow.records() == []
 
 
+class ReadThenSignal:
+    """Answers the first GetItem with the record as it is then, and signals once that answer is
+    fixed: opening the gate after the signal cannot let the Read see the completed record."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.cloud = cloud
+        self.answered = threading.Event()
+
+    def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        if (service, operation) != ("dynamodb", "GetItem") or self.answered.is_set():
+            return None
+        answer = self.cloud.dynamodb.get_item(**params)
+        self.answered.set()
+        return Reply(200, {name: value for name, value in answer.items() if name != "ResponseMetadata"})
+
+
 def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type: str, language: str):
     # Given a user's Task that retries on IdempotencyAlreadyInProgressError after 1 s, and a first
     # execution holding the claim (real retry waits here: the duplicate must wait for the first)
@@ -329,10 +347,10 @@ def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type
 
             # When a duplicate arrives, is told the key is in progress (its Read), and then the
             # first finishes before the duplicate's retry
+            read = ReadThenSignal(cloud)
+            compat.interceptor.hooks.insert(0, read.hook)
             duplicate = pool.submit(workflow.run, dict(ORDER))
-            cloud.wait_until(
-                lambda: cloud.calls.count("dynamodb", "GetItem") >= 1, 10, "the duplicate's Read"
-            )
+            assert read.answered.wait(10), "the duplicate's Read"
             gate.open()
             first_result, duplicate_result = first.result(30), duplicate.result(30)
 
