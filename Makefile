@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
+.PHONY: help install console-assets browser demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -23,7 +23,7 @@ install: $(STAMP)  ## create .venv with the project and its dev tools
 demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded engine
 	$(BIN)/sfn-idempotency demo
 
-test: $(STAMP) node_modules/.package-lock.json  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel
+test: $(STAMP) node_modules/.package-lock.json console-assets browser  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel, the console in Chromium
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 fuzz: $(STAMP)  ## the property tests with random seeds and 10x their examples (make test draws fixed ones)
@@ -38,10 +38,10 @@ test-local: $(STAMP)  ## state machines on moto's interpreter
 test-infra: $(STAMP) node_modules/.package-lock.json  ## CDK synth assertions and cdk-nag
 	$(BIN)/pytest tests/infra $(PYTEST_ARGS)
 
-test-installed: $(STAMP)  ## build the wheel, install it outside the checkout, run examples/my_project
+test-installed: $(STAMP) console-assets  ## build the wheel, install it outside the checkout, run examples/my_project
 	$(BIN)/pytest tests/installed $(PYTEST_ARGS)
 
-dist: $(STAMP)  ## sdist and wheel into dist/, checked by twine
+dist: $(STAMP) console-assets  ## sdist and wheel into dist/, checked by twine
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
@@ -61,7 +61,24 @@ synth: $(STAMP) node_modules/.package-lock.json  ## cdk synth with the CDK CLI, 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
-serve: $(STAMP)  ## Step Functions, DynamoDB and EventBridge endpoint on 127.0.0.1:8083
+# The console's graph library comes from npm, with its licence, into the package (and so the wheel).
+CONSOLE_VENDOR := sfn_idempotency/console/static/vendor
+DAGRE := node_modules/@dagrejs/dagre
+console-assets: $(CONSOLE_VENDOR)/dagre.min.js  ## copy the console's graph library from node_modules
+
+$(CONSOLE_VENDOR)/dagre.min.js: node_modules/.package-lock.json
+	mkdir -p $(CONSOLE_VENDOR)
+	cp $(DAGRE)/dist/dagre.min.js $(CONSOLE_VENDOR)/dagre.min.js
+	cp $(DAGRE)/LICENSE $(CONSOLE_VENDOR)/LICENSE.dagre.txt
+	cp node_modules/@dagrejs/graphlib/LICENSE $(CONSOLE_VENDOR)/LICENSE.graphlib.txt
+
+# Debian's Chromium and its driver for the console's browser tests, installed once on a fresh machine.
+browser:  ## install Debian's chromium and chromium-driver if they are missing (as root)
+	@command -v chromedriver >/dev/null && command -v chromium >/dev/null || { \
+	  [ "$$(id -u)" = 0 ] || { echo "make browser: run as root, or apt-get install chromium chromium-driver" >&2; exit 1; }; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
+serve: $(STAMP) console-assets  ## Step Functions, DynamoDB and EventBridge endpoint on 127.0.0.1:8083
 	$(BIN)/sfn-idempotency serve
 
 aws-check: $(STAMP) node_modules/.package-lock.json  ## deploy a throwaway stack, run the demo on AWS beside the local one, destroy it
@@ -74,4 +91,4 @@ bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests
 	$(BIN)/python -m bench.run
 
 clean:  ## remove the virtual environment and build output
-	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info
+	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR)

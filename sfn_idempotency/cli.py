@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import ipaddress
 import json
 import logging
 import signal
@@ -97,6 +98,16 @@ def host(text: str) -> str:
     return text
 
 
+def is_loopback(host_name: str) -> bool:
+    """Whether only this machine can reach ``host_name`` (a name other than localhost may not be)."""
+    if host_name.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host_name.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def idempotency_key(text: str) -> str:
     prefix, separator, digest = text.partition("#")
     if not (prefix.strip() and separator and digest.strip()) or text != text.strip():
@@ -135,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", type=host, default=DEFAULT_HOST, help=f"address to listen on (default {DEFAULT_HOST})"
     )
     serve.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    serve.add_argument(
+        "--console-actions",
+        action="store_true",
+        help="let the console at the endpoint's root start executions and forget records "
+        "(it is read-only without this flag; serve has no authentication)",
+    )
     _add_setting_flags(serve)
 
     start = commands.add_parser(
@@ -286,18 +303,29 @@ def demo(arguments: argparse.Namespace) -> int:
 
 
 def serve(arguments: argparse.Namespace) -> int:
+    from sfn_idempotency.console import ConsoleAssetMissingError, ConsoleSettings
     from sfn_idempotency.local import IdempotentService, LocalCloud
     from sfn_idempotency.local.backends import PortInUseError, ServerBackend
+    from sfn_idempotency.local.cloud import DEFAULT_REGION
 
     settings = _settings(arguments)
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
     stop = threading.Event()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signal_number, lambda *_: stop.set())
-    cloud = LocalCloud(backend=ServerBackend(arguments.host, arguments.port))
+    if not is_loopback(arguments.host):
+        print(
+            f"sfn-idempotency: warning: serving on {arguments.host}, which is not loopback, with no "
+            "authentication: anyone who can reach it can call the APIs"
+            + (" and use the console's actions" if arguments.console_actions else ""),
+            file=sys.stderr,
+            flush=True,
+        )
+    console = ConsoleSettings(region=DEFAULT_REGION, actions=arguments.console_actions)
+    cloud = LocalCloud(backend=ServerBackend(arguments.host, arguments.port, console))
     try:
         cloud.start()
-    except PortInUseError as error:
+    except (PortInUseError, ConsoleAssetMissingError) as error:
         raise CliError(str(error)) from None
     try:
         service = IdempotentService(cloud, settings)
@@ -318,6 +346,7 @@ def serve(arguments: argparse.Namespace) -> int:
         api = service.deploy_http_api(error_statuses=ORDER_ERROR_STATUSES)
         ready = {
             "endpoint": cloud.endpoint_url,
+            "console": f"{cloud.endpoint_url}/",
             "region": cloud.region,
             "stateMachineArns": [service.state_machine_arn, events.state_machine_arn, pipeline],
             "expressStateMachineArns": [*express, api.state_machine_arn],

@@ -22,7 +22,7 @@ def mermaid(asl_path: Path) -> str:
     definition = json.loads(asl_path.read_text(encoding="utf-8"))
     lines = ["stateDiagram-v2", f"    [*] --> {definition['StartAt']}"]
     for name, state in definition["States"].items():
-        lines.extend(f"    {name} --> {target}{_label(label)}" for target, label in _transitions(state))
+        lines.extend(f"    {name} --> {target}{_label(label)}" for target, label in transitions(state))
         if state["Type"] == "Fail":
             lines.append(
                 f"    note right of {name}: {state.get('Error') or 'error from ' + state['ErrorPath']}"
@@ -30,18 +30,20 @@ def mermaid(asl_path: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _transitions(state: dict[str, Any]) -> list[tuple[str, str]]:
-    transitions = [(choice["Next"], _condition(choice)) for choice in state.get("Choices", [])]
+def transitions(state: dict[str, Any]) -> list[tuple[str, str]]:
+    """(target, label) per arrow out of ``state``; ``[*]`` is the end. The console's graph.mjs draws
+    the same arrows (tests/unit/test_console_graph.py holds the two equal)."""
+    found = [(choice["Next"], _condition(choice)) for choice in state.get("Choices", [])]
     if "Default" in state:
-        transitions.append((state["Default"], "otherwise"))
-    transitions.extend(
+        found.append((state["Default"], "otherwise"))
+    found.extend(
         (catch["Next"], "catch " + ", ".join(catch["ErrorEquals"])) for catch in state.get("Catch", [])
     )
     if "Next" in state:
-        transitions.append((state["Next"], ""))
+        found.append((state["Next"], ""))
     if state.get("End") or state["Type"] in ("Succeed", "Fail"):
-        transitions.append(("[*]", ""))
-    return transitions
+        found.append(("[*]", ""))
+    return found
 
 
 def _condition(rule: dict[str, Any]) -> str:

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from typing import Protocol
 
 from moto import mock_aws
 from moto.core.config import default_user_config
-from moto.server import ThreadedMotoServer
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import BaseWSGIServer, make_server
+
+from sfn_idempotency.console import ConsoleSettings, check_assets, with_console
 
 
 class PortInUseError(OSError):
@@ -41,28 +49,40 @@ class InProcessBackend:
 
 
 class ServerBackend:
-    """moto's server on ``host:port``; the interpreter calls back into it for DynamoDB."""
+    """moto's server on ``host:port``; the interpreter calls back into it for DynamoDB. With
+    ``console`` settings it also serves the console's page at the endpoint's root."""
 
-    def __init__(self, host: str, port: int) -> None:
+    def __init__(self, host: str, port: int, console: ConsoleSettings | None = None) -> None:
         self.host = host
         self.port = port
         self.endpoint_url = f"http://{host}:{port}"
-        self._server = ThreadedMotoServer(ip_address=host, port=port, verbose=False)
+        self.console = console
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
         self._saved_execute: bool | None = None
         self._saved_port: str | None = None
 
     def start(self) -> None:
         _ensure_free(self.host, self.port)
+        if self.console is not None:
+            check_assets()
         stepfunctions = default_user_config["stepfunctions"]
         self._saved_execute = stepfunctions.get("execute_state_machine", False)
         stepfunctions["execute_state_machine"] = True
         # moto's interpreter reaches the other services at localhost:$MOTO_PORT.
         self._saved_port = os.environ.get("MOTO_PORT")
         os.environ["MOTO_PORT"] = str(self.port)
-        self._server.start()
+        app = DomainDispatcherApplication(create_backend_app)
+        wsgi = app if self.console is None else with_console(app, self.console)
+        # As moto's ThreadedMotoServer does, with the console's files in front of moto's dispatch.
+        self._server = make_server(self.host, self.port, wsgi, True, request_handler=MotoRequestHandler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
 
     def stop(self) -> None:
-        self._server.stop()
+        if self._server is not None and self._thread is not None:
+            self._server.shutdown()
+            self._thread.join()
         default_user_config["stepfunctions"]["execute_state_machine"] = bool(self._saved_execute)
         if self._saved_port is None:
             os.environ.pop("MOTO_PORT", None)

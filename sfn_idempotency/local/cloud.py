@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -30,6 +31,7 @@ from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
 LOG = logging.getLogger(__name__)
 DEFAULT_REGION = "us-east-1"
+EXPRESS_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
 MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.002
@@ -38,7 +40,8 @@ KEY_FUNCTION_TIMEOUT_SECONDS = 10  # as the constructs deploy it
 INLINE_KEY_FUNCTION = "idempotency-key"
 INLINE_TABLE = "idempotency-records"
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
-_NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
+# moto logs every interpreter step, and the server (werkzeug) every request.
+_NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser", "werkzeug")
 
 
 class EngineError(RuntimeError):
@@ -246,13 +249,31 @@ class LocalCloud:
     ) -> str:
         """``asl`` is an ASL file or its text, with ``${Name}`` placeholders for ``substitutions``."""
         definition = definitions.render(asl, substitutions)
+        logging_configuration = self._express_logging(name) if workflow_type == "EXPRESS" else {}
         response = self.sfn.create_state_machine(
             name=name,
             definition=definition,
             roleArn=f"arn:aws:iam::{self.account}:role/{name}-role",
             type=workflow_type,
+            **logging_configuration,
         )
         return str(response["stateMachineArn"])
+
+    def _express_logging(self, name: str) -> dict[str, Any]:
+        """Express executions have no history API: they log every event, with their data, to a log
+        group of their own (compat fix 30), where the console reads them as AWS's console does."""
+        group = f"{EXPRESS_LOG_GROUP_PREFIX}{name}"
+        logs = self.client("logs")
+        with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
+            logs.create_log_group(logGroupName=group)
+        group_arn = f"arn:aws:logs:{self.region}:{self.account}:log-group:{group}:*"
+        return {
+            "loggingConfiguration": {
+                "level": "ALL",
+                "includeExecutionData": True,
+                "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
+            }
+        }
 
     def create_rule(self, name: str, pattern: Mapping[str, Any], target_arn: str) -> str:
         """An EventBridge rule on the default bus that starts ``target_arn`` with every event
@@ -327,7 +348,11 @@ class LocalCloud:
         """StartSyncExecution of an Express state machine (compat fix 14): the call returns when the
         execution has ended. AWS keeps no history of it; the engine does, for ``states``."""
         kwargs = {"name": name} if name else {}
-        response = self.sfn.start_sync_execution(
+        # A served endpoint has no "sync-" host of its own: the SDK must not prefix it.
+        sfn = (
+            self.sfn if self.endpoint_url is None else self.client("stepfunctions", inject_host_prefix=False)
+        )
+        response = sfn.start_sync_execution(
             stateMachineArn=state_machine_arn, input=json.dumps(execution_input), **kwargs
         )
         arn = response["executionArn"]

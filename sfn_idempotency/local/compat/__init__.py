@@ -65,6 +65,11 @@ lambda_runtime (functions created through the Lambda API)
       environment; ``Sandbox.Timedout`` past its timeout. The answer names ``ExecutedVersion``, and
       an unknown function's Cause its ``$LATEST`` qualifier.
 
+execution_logs (CloudWatch Logs)
+  30. [L25] An execution whose state machine logs to a CloudWatch Logs group writes its history
+      events there in Step Functions' log format (moto built no logging session, and its publisher
+      could not write to moto's Logs); Express executions are read back from there.
+
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
 
@@ -84,6 +89,7 @@ from sfn_idempotency.local.compat import (
     definitions,
     dynamodb,
     events,
+    execution_logs,
     integrations,
     interpreter,
     jsonata,
@@ -123,6 +129,7 @@ PATCHES: tuple[Patch, ...] = (
     *jsonata.PATCHES,
     *lambda_runtime.PATCHES,
     *test_state.PATCHES,
+    *execution_logs.PATCHES,
 )
 
 

@@ -1,0 +1,170 @@
+"""The console in a real browser, over the demo's scenarios run on a served engine."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import quote
+
+import pytest
+from selenium.common.exceptions import NoAlertPresentException
+
+from tests.console.conftest import Page
+from tests.console.showcase import HOSTILE_NAME, Showcase
+
+pytestmark = pytest.mark.browser
+
+
+def execution_route(arn: str) -> str:
+    return f"#/execution?arn={quote(arn, safe='')}"
+
+
+def test_state_machines_are_listed_with_type_and_query_language(page: Page):
+    # When the console opens at the endpoint's root
+    page.open()
+
+    # Then every deployed machine is listed with its type and query language
+    rows = {row.get_attribute("data-machine"): row.text for row in page.all("#machines tbody tr")}
+    assert "Standard JSONPath" in rows["idempotency"]
+    assert "Express JSONPath" in rows["order-pipeline-inline"]
+    assert page.error_banner() == ""
+
+
+def test_the_replayed_execution_is_highlighted_up_to_replay(page: Page, served: Showcase):
+    # Given the demo's duplicate, answered from the stored result
+    duplicate = served.row("duplicate (client resend)").result
+
+    # When its page opens
+    page.open(execution_route(duplicate.arn))
+
+    # Then the path it took is highlighted, ending at Replay, and no state is marked failed
+    visited = {node.get_attribute("data-state") for node in page.all("svg.graph g.node.visited")}
+    assert visited == set(duplicate.states)
+    assert visited >= {"ComputeKey", "Claim", "Read", "Replay"}
+    assert "Execute" not in visited
+    assert page.all("svg.graph g.node.failed") == []
+    taken = {
+        (edge.get_attribute("data-from"), edge.get_attribute("data-to"))
+        for edge in page.all("svg.graph g.edge.taken")
+    }
+    assert ("RouteByRecord", "Replay") in taken
+    states = [row.get_attribute("data-state") for row in page.all("#steps tbody tr")]
+    assert states == duplicate.states
+    assert states[-1] == "Replay"
+
+
+def test_the_failed_order_is_marked_at_the_business_step_with_its_error(page: Page, served: Showcase):
+    # Given the demo's order whose payment gateway timed out
+    failed = served.row("failing order (released)").result
+
+    # When its page opens
+    page.open(execution_route(failed.arn))
+
+    # Then the business step carries the error it caught, and the execution's error is shown
+    business = page.one('svg.graph g.node.caught[data-state="Execute"]')
+    assert business.is_displayed()
+    step = page.one('#steps tr[data-state="Execute"]')
+    assert step.get_attribute("data-status") == "caught"
+    assert "PaymentGatewayTimeout" in step.text
+    assert page.one("#execution-error").text.startswith("PaymentGatewayTimeout")
+    assert len(page.all("svg.graph g.node.failed")) == 1
+
+    # And clicking the business step shows its input and its error
+    business.click()
+    detail = page.one("#step-detail .step")
+    assert "PaymentGatewayTimeout" in detail.text
+    assert "o-1003" in detail.text
+
+
+def test_an_express_execution_is_read_back_from_its_logs(page: Page, served: Showcase):
+    # Given an Express run, which has no history API, on a machine logging to CloudWatch Logs
+    assert served.express.status == "SUCCEEDED"
+
+    # When its machine's page opens, its execution is listed from the log group, and opened
+    page.open(f"#/machine?arn={quote(served.express_machine, safe='')}")
+    row = page.one("#execution-list tbody tr")
+    assert row.get_attribute("data-status") == "SUCCEEDED"
+    row.find_element("css selector", "a").click()
+
+    # Then the path it took is the one the engine recorded, inline idempotent step included
+    page.wait_for(lambda: page.all("#steps tbody tr"))
+    states = [row.get_attribute("data-state") for row in page.all("#steps tbody tr")]
+    assert states == served.express.states
+    visited = {node.get_attribute("data-state") for node in page.all("svg.graph g.node.visited")}
+    assert visited == set(served.express.states)
+    assert "PlaceOrder.Complete" in visited
+
+
+def test_records_are_listed_with_status_owner_and_countdowns(page: Page, served: Showcase):
+    # When the records view opens on the service's table
+    page.open(f"#/records?table={served.service.table_name}")
+
+    # Then every record of the demo is there with its status, and its owner links to its execution
+    rows = page.all("#records tbody tr")
+    expected = {record["id"]: record["status"] for record in served.service.records()}
+    assert {row.get_attribute("data-key"): row.get_attribute("data-status") for row in rows} == expected
+    assert set(expected.values()) == {"COMPLETED"}
+    first = served.row("first order").result
+    owner = page.one(f'#records a[href="{execution_route(first.arn)}"]')
+    assert owner.text == first.arn.split(":")[-1]
+    assert all(
+        "s ago" in cell.text or cell.text.startswith("in ") for cell in page.all("#records td.countdown")
+    )
+
+
+def test_an_execution_started_from_the_form_runs(page: Page, served: Showcase):
+    # Given the idempotency machine's page, with actions on
+    page.open(f"#/machine?arn={quote(served.service.state_machine_arn, safe='')}")
+
+    # When input that is not JSON is submitted, it is refused before anything is sent
+    before = len(served.cloud.executions(served.service.state_machine_arn))
+    page.one("#start-input").clear()
+    page.one("#start-input").send_keys("{not json")
+    page.one("#start-form button[type=submit]").click()
+    assert "not JSON" in page.one("#start-error").text
+    assert len(served.cloud.executions(served.service.state_machine_arn)) == before
+
+    # When a new order is submitted
+    page.one("#start-input").clear()
+    page.one("#start-input").send_keys(json.dumps({"orderId": "o-form", "amount": 7}))
+    page.one("#start-form button[type=submit]").click()
+
+    # Then the console moves to the new execution, which placed the order
+    page.wait_for(lambda: "execution?" in page.driver.current_url)
+    page.wait_for(lambda: page.all('#steps tr[data-state="Complete"]'))
+    assert served.service.record_for({"orderId": "o-form", "amount": 7})["status"]["S"] == "COMPLETED"
+    assert len(served.cloud.executions(served.service.state_machine_arn)) == before + 1
+
+
+def test_a_record_is_forgotten_only_after_confirmation(page: Page, served: Showcase):
+    # Given a record of the demo
+    first = {"orderId": "o-1001", "amount": 42.5}
+    key = served.service.key_for(first)
+    page.open(f"#/records?table={served.service.table_name}")
+    row = page.one(f'#records tr[data-key="{key}"]')
+
+    # When Forget is pressed and then cancelled, the record stays
+    row.find_element("css selector", ".forget-ask").click()
+    row.find_element("css selector", ".forget-cancel").click()
+    assert served.service.record(key) is not None
+
+    # When Forget is pressed and confirmed, the record is gone
+    row.find_element("css selector", ".forget-ask").click()
+    row.find_element("css selector", ".forget-confirm").click()
+    page.wait_for(lambda: not page.all(f'#records tr[data-key="{key}"]'))
+    assert served.service.record(key) is None
+
+
+def test_hostile_state_names_and_data_render_as_text(page: Page, served: Showcase):
+    # When the execution of a machine whose states and data hold HTML opens
+    page.open(execution_route(served.hostile.arn))
+
+    # Then the names and data show as written, and none of it ran or became an element
+    node = page.one("svg.graph g.node.visited")
+    assert node.get_attribute("data-state") == HOSTILE_NAME
+    assert HOSTILE_NAME in node.text
+    assert HOSTILE_NAME in page.one("#steps").text
+    assert "<script>alert('input')</script>" in page.one("#steps").text
+    assert "<script>alert('cause')</script>" in page.one("#execution-error").text
+    assert page.all("main img, main b, main i, main script") == []
+    with pytest.raises(NoAlertPresentException):
+        page.driver.switch_to.alert.text  # noqa: B018  (reading it is what raises)
