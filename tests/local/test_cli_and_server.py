@@ -105,6 +105,46 @@ def test_ready_line_names_endpoint_state_machine_and_table(server: Server):
     ]
     assert server.ready["apiEndpoint"].startswith("http://127.0.0.1:")
     assert server.ready["tableName"] == "idempotency-table"
+    assert server.ready["console"] == f"{server.endpoint}/"
+
+
+def test_the_console_is_served_read_only_beside_the_apis(server: Server):
+    # When a browser loads the endpoint's root, and an SDK signs a GET / (S3 ListBuckets)
+    page = httpx.get(server.ready["console"])
+    graph_library = httpx.get(f"{server.endpoint}/console/vendor/dagre.min.js")
+    outside = httpx.get(f"{server.endpoint}/console/%2e%2e/__init__.py")
+    buckets = server.client("s3").list_buckets()
+
+    # Then the page comes with its settings (actions off), a policy against injected script, and
+    # the graph library; nothing outside the console's files is served; the SDK still reaches S3
+    assert page.status_code == 200
+    assert '<meta name="sfn-console-actions" content="off">' in page.text
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert graph_library.status_code == 200
+    assert graph_library.headers["content-type"].startswith("text/javascript")
+    assert outside.status_code == 404
+    assert buckets["ResponseMetadata"]["HTTPStatusCode"] == 200
+
+
+def test_serving_beyond_loopback_warns_that_there_is_no_authentication():
+    # When serve listens on every address, with the console's actions asked for
+    process = subprocess.Popen(
+        [CLI, "serve", "--host", "0.0.0.0", "--port", str(free_port()), "--console-actions"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    try:
+        ready = read_ready_line(process)
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=COMMAND_DEADLINE_SECONDS)
+
+    # Then it said so before it was ready, actions included
+    assert ready["console"].startswith("http://0.0.0.0:")
+    assert "not loopback, with no authentication" in stderr
+    assert "console's actions" in stderr
 
 
 def test_boto3_over_http_runs_first_and_duplicate(server: Server):

@@ -649,3 +649,74 @@ def test_a_taken_name_with_another_definition_is_refused(local_cloud: LocalCloud
     assert refused.value.response["Error"]["Code"] == "StateMachineAlreadyExists"
     with pytest.raises(ClientError):
         local_cloud.create_state_machine("taken", json.dumps(first), {}, workflow_type="EXPRESS")
+
+
+def logged_machine(cloud: LocalCloud, group: str, level: str, with_data: bool) -> str:
+    group_arn = f"arn:aws:logs:{cloud.region}:{cloud.account}:log-group:{group}:*"
+    definition = {
+        "StartAt": "Greet",
+        "States": {
+            "Greet": {"Type": "Pass", "Result": {"hello": "world"}, "Next": "Refuse"},
+            "Refuse": {"Type": "Fail", "Error": "Refused", "Cause": "as planned"},
+        },
+    }
+    return str(
+        cloud.sfn.create_state_machine(
+            name=f"logged-{level.lower()}",
+            definition=json.dumps(definition),
+            roleArn=f"arn:aws:iam::{cloud.account}:role/logged",
+            loggingConfiguration={
+                "level": level,
+                "includeExecutionData": with_data,
+                "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
+            },
+        )["stateMachineArn"]
+    )
+
+
+def logged_records(cloud: LocalCloud, group: str) -> list[dict[str, Any]]:
+    events = cloud.client("logs").filter_log_events(logGroupName=group)["events"]
+    return [json.loads(event["message"]) for event in events]
+
+
+def test_an_execution_logs_its_history_to_the_configured_log_group(local_cloud: LocalCloud):
+    # Given a state machine logging ALL events with their data to a log group (fix 30)
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/all")
+    machine = logged_machine(local_cloud, "/sfn/all", "ALL", with_data=True)
+
+    # When it runs
+    result = local_cloud.run(machine, {"n": 1})
+
+    # Then every history event is a record in Step Functions' log format, in order, with its data
+    records = logged_records(local_cloud, "/sfn/all")
+    assert [record["type"] for record in records] == [event["type"] for event in result.history]
+    assert {record["execution_arn"] for record in records} == {result.arn}
+    assert all(record["event_timestamp"].isdigit() for record in records)
+    assert json.loads(records[0]["details"]["input"]) == {"n": 1}
+    assert records[-1]["details"]["error"] == "Refused"
+
+
+def test_level_error_logs_only_failures_and_no_data(local_cloud: LocalCloud):
+    # Given a state machine logging errors only, without execution data (as the stack deploys them)
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/errors")
+    machine = logged_machine(local_cloud, "/sfn/errors", "ERROR", with_data=False)
+
+    # When it runs and fails
+    local_cloud.run(machine, {"secret": "s3cr3t"})
+
+    # Then only the failure events are logged (AWS's ERROR level counts the Fail state's entry among
+    # them), and no input or output with them
+    records = logged_records(local_cloud, "/sfn/errors")
+    assert [record["type"] for record in records] == ["FailStateEntered", "ExecutionFailed"]
+    assert "s3cr3t" not in json.dumps(records)
+
+
+def test_a_missing_log_group_drops_the_records_and_the_execution_runs_on(local_cloud: LocalCloud):
+    # Given a state machine logging to a group that does not exist
+    machine = logged_machine(local_cloud, "/sfn/gone", "ALL", with_data=True)
+
+    # When it runs, it ends as its definition says
+    result = local_cloud.run(machine, {})
+
+    # Then it failed on its Fail state, not on the logging
+    assert (result.status, result.error) == ("FAILED", "Refused")
