@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install console-assets browser demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
+.PHONY: help install console-assets browser screenshots demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -86,6 +86,9 @@ aws-check: $(STAMP) node_modules/.package-lock.json  ## deploy a throwaway stack
 
 mutants: $(STAMP)  ## deliberate bugs in the ASL and the key Lambda, one at a time: each must be killed
 	$(BIN)/python -m scripts.mutants
+
+screenshots: $(STAMP) console-assets browser  ## the console's main views over the demo, saved to docs/console/
+	$(BIN)/python -m scripts.console_screenshots
 
 bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests)
 	$(BIN)/python -m bench.run

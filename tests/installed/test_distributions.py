@@ -26,6 +26,13 @@ SHIPPED_DATA = {
     "sfn_idempotency/events/execution_ended.pattern.json",
     "sfn_idempotency/lambdas/compute_key/handler.py",
     "sfn_idempotency/lambdas/place_order/handler.py",
+    # The console, and the graph library the build copies in from npm, with its licences.
+    "sfn_idempotency/console/static/index.html",
+    "sfn_idempotency/console/static/app.mjs",
+    "sfn_idempotency/console/static/style.css",
+    "sfn_idempotency/console/static/vendor/dagre.min.js",
+    "sfn_idempotency/console/static/vendor/LICENSE.dagre.txt",
+    "sfn_idempotency/console/static/vendor/LICENSE.graphlib.txt",
 }
 
 

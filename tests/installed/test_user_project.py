@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import urllib.request
 from pathlib import Path
 
 from tests import REPOSITORY_ROOT
@@ -105,6 +106,10 @@ def test_serve_answers_a_request_and_stops_on_sigterm(user_env: UserEnvironment)
             ],
         )
         assert json.loads(started.stdout)["status"] == "PLACED"
+        # And the console's page and graph library come from the installed package
+        for path in ("/", "/console/app.mjs", "/console/vendor/dagre.min.js"):
+            with urllib.request.urlopen(f"{ready['console'].rstrip('/')}{path}", timeout=10) as answer:
+                assert answer.status == 200
     finally:
         server.send_signal(signal.SIGTERM)
         _, stderr = server.communicate(timeout=COMMAND_DEADLINE_SECONDS)

@@ -23,6 +23,7 @@ from sfn_idempotency.local.lambdas import LocalLambdaContext
 from sfn_idempotency.records import owner_execution
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS
+from tests.powertools import powertools_store
 
 ORDER = {"orderId": "o-shared", "amount": 12}
 
@@ -103,22 +104,6 @@ def test_powertools_replays_what_the_state_machine_recorded(
 
 
 # -- every routing state, on records Powertools itself wrote ------------------------------------------
-def powertools_store(service: IdempotentService, validation: str = "") -> DynamoDBPersistenceLayer:
-    """Powertools' own persistence layer on the service's table, configured like the service."""
-    settings = service.settings
-    store = DynamoDBPersistenceLayer(
-        table_name=service.table_name, boto3_client=service.cloud.client("dynamodb")
-    )
-    config = IdempotencyConfig(
-        event_key_jmespath=settings.event_key_jmespath,
-        payload_validation_jmespath=validation,
-        hash_function=settings.hash_function,
-        expires_after_seconds=settings.expires_after_seconds,
-    )
-    store.configure(config, key_prefix=settings.key_prefix)
-    return store
-
-
 @pytest.mark.parametrize("remaining_ms", [30_000, None], ids=["with-lease", "without-lease"])
 def test_a_powertools_claim_in_progress_is_in_progress_here(
     idempotent_service: IdempotentService, remaining_ms: int | None

@@ -242,7 +242,7 @@ async function executionView(params) {
       el("p", { class: "crumbs" }, link("#/", "State machines"), " / ", link(route("machine", { arn: machine.stateMachineArn }), machine.name), " / ", description.name),
       el("h1", {}, description.name, " ", status(description.status)),
       el("p", { class: "facts" }, "Started ", shortTime(description.startDate), " · ", duration(description.startDate, description.stopDate)),
-      path.ending && path.ending.error !== undefined ? el("p", { class: "execution-error", id: "execution-error" }, `${path.ending.error}: ${path.ending.cause ?? ""}`) : null,
+      path.ending && path.ending.error !== undefined ? errorAndCause("execution-error", path.ending.error, path.ending.cause) : null,
       graphBox(drawGraph(graphOf(machine.parsed), path, select)),
       selected,
       el("h2", {}, "States"),
@@ -256,10 +256,17 @@ async function executionView(params) {
   }
 }
 
+// The error in full view; the cause (a stack trace, often) folded under it.
+function errorAndCause(id, error, cause) {
+  return el("div", { class: "error-and-cause", id },
+    el("p", { class: "error-name" }, error ?? ""),
+    cause ? el("details", {}, el("summary", {}, "Cause"), el("pre", { class: "cause" }, cause)) : null);
+}
+
 function stepDetail(step) {
   return el("div", { class: "step" },
     el("h3", {}, step.name, " ", status(step.status)),
-    step.error !== undefined ? el("p", { class: "step-error" }, step.error, step.cause ? `: ${step.cause}` : "") : null,
+    step.error !== undefined ? errorAndCause(null, step.error, step.cause) : null,
     el("div", { class: "io" }, el("div", {}, el("h4", {}, "Input"), jsonBlock(step.input)), el("div", {}, el("h4", {}, "Output"), jsonBlock(step.output))));
 }
 
@@ -272,7 +279,7 @@ function stepsTable(steps) {
         el("td", {}, status(step.status)),
         el("td", {}, jsonBlock(step.input)),
         el("td", {}, jsonBlock(step.output)),
-        el("td", { class: "step-error" }, step.error === undefined ? "" : `${step.error}${step.cause ? ": " + step.cause : ""}`)))));
+        el("td", {}, step.error === undefined ? "" : errorAndCause(null, step.error, step.cause))))));
 }
 
 function eventsTable(events) {
@@ -298,9 +305,16 @@ function countdown(deadlineMs) {
   return cell;
 }
 
+// 3725 -> "1 h 2 min", 125 -> "2 min 5 s", 42 -> "42 s"
+function span(seconds) {
+  const [h, m, s] = [Math.floor(seconds / 3600), Math.floor((seconds % 3600) / 60), seconds % 60];
+  if (h) return `${h} h ${m} min`;
+  return m ? `${m} min ${s} s` : `${s} s`;
+}
+
 function tick(cell) {
   const seconds = Math.round((Number(cell.dataset.deadline) - Date.now()) / 1000);
-  cell.textContent = seconds >= 0 ? `in ${seconds} s` : `${-seconds} s ago`;
+  cell.textContent = seconds >= 0 ? `in ${span(seconds)}` : `${span(-seconds)} ago`;
   cell.classList.toggle("past", seconds < 0);
 }
 
@@ -343,7 +357,8 @@ function recordsTable(table, items) {
         el("td", {}, el("code", {}, item.id)),
         el("td", {}, status(item.status)),
         ownerCell(item.owner),
-        item.in_progress_expiration !== undefined ? countdown(item.in_progress_expiration) : el("td", {}, "—"),
+        // A lease matters only while the record is in progress (Powertools keeps it after).
+        item.status === "INPROGRESS" && item.in_progress_expiration !== undefined ? countdown(item.in_progress_expiration) : el("td", {}, "—"),
         item.expiration !== undefined ? countdown(item.expiration * 1000) : el("td", {}, "—"),
         el("td", {}, jsonBlock(item.data)),
         actionsOn ? el("td", {}, forgetButton(table, item.id)) : null))));
