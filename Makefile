@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install console-assets browser screenshots demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
+.PHONY: help install console-assets browser screenshots bench-console demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -92,6 +92,9 @@ screenshots: $(STAMP) console-assets browser  ## the console's main views over t
 
 bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests)
 	$(BIN)/python -m bench.run
+
+bench-console: $(STAMP) console-assets browser  ## the console's executions view with 10,000 executions (bench/results/console.md)
+	$(BIN)/python -m bench.console
 
 clean:  ## remove the virtual environment and build output
 	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR)

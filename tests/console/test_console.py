@@ -77,6 +77,26 @@ def test_the_failed_order_is_marked_at_the_business_step_with_its_error(page: Pa
     assert "o-1003" in detail.text
 
 
+def test_the_executions_view_follows_a_running_execution_to_its_end(page: Page, served: Showcase):
+    # Given an order whose business step takes a while, and the machine's executions view open
+    arn = served.service.start({"orderId": "o-slow", "amount": 1, "simulate": {"delaySeconds": 2}})
+    name = arn.rsplit(":", 1)[1]
+    page.open(f"#/machine?arn={quote(served.service.state_machine_arn, safe='')}")
+
+    def row_status() -> str | None:
+        # Read in the page: the view redraws its rows, so a row found earlier goes stale.
+        status: str | None = page.driver.execute_script(
+            "return document.querySelector(`#execution-list tr[data-name='${arguments[0]}']`)?.dataset.status",
+            name,
+        )
+        return status
+
+    # Then the view shows it running, and then, without a reload, succeeded
+    assert page.wait_for(lambda: row_status() == "RUNNING")
+    assert page.wait_for(lambda: row_status() == "SUCCEEDED")
+    assert served.cloud.wait(arn).status == "SUCCEEDED"
+
+
 def test_an_express_execution_is_read_back_from_its_logs(page: Page, served: Showcase):
     # Given an Express run, which has no history API, on a machine logging to CloudWatch Logs
     assert served.express.status == "SUCCEEDED"

@@ -126,7 +126,7 @@ function executionsTable(executions) {
   return el("table", { class: "list", id: "execution-list" },
     el("thead", {}, el("tr", {}, el("th", {}, "Name"), el("th", {}, "Status"), el("th", {}, "Started"), el("th", {}, "Duration"))),
     el("tbody", {}, executions.map((e) =>
-      el("tr", { "data-status": e.status },
+      el("tr", { "data-name": e.name, "data-status": e.status },
         el("td", {}, link(e.href, e.name)),
         el("td", {}, status(e.status)),
         el("td", {}, shortTime(e.startDate)),
