@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install console-assets browser screenshots bench-console demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
+.PHONY: help install console-assets docs-assets docs browser screenshots bench-console demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -23,7 +23,7 @@ install: $(STAMP)  ## create .venv with the project and its dev tools
 demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded engine
 	$(BIN)/sfn-idempotency demo
 
-test: $(STAMP) node_modules/.package-lock.json console-assets browser  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel, the console in Chromium
+test: $(STAMP) node_modules/.package-lock.json console-assets docs-assets browser  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel, the console in Chromium
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 fuzz: $(STAMP)  ## the property tests with random seeds and 10x their examples (make test draws fixed ones)
@@ -72,6 +72,18 @@ $(CONSOLE_VENDOR)/dagre.min.js: node_modules/.package-lock.json
 	cp $(DAGRE)/LICENSE $(CONSOLE_VENDOR)/LICENSE.dagre.txt
 	cp node_modules/@dagrejs/graphlib/LICENSE $(CONSOLE_VENDOR)/LICENSE.graphlib.txt
 
+# The documentation site renders the flow's Mermaid graph with the copy from npm (no CDN at run time).
+DOCS_VENDOR := docs/javascripts/vendor
+docs-assets: $(DOCS_VENDOR)/mermaid.min.js  ## copy the docs site's Mermaid renderer from node_modules
+
+$(DOCS_VENDOR)/mermaid.min.js: node_modules/.package-lock.json
+	mkdir -p $(DOCS_VENDOR)
+	cp node_modules/mermaid/dist/mermaid.min.js $(DOCS_VENDOR)/mermaid.min.js
+	cp node_modules/mermaid/LICENSE $(DOCS_VENDOR)/LICENSE.mermaid.txt
+
+docs: $(STAMP) docs-assets  ## the documentation site into site/ (mkdocs, Material, --strict)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 # Debian's Chromium and its driver for the console's browser tests, installed once on a fresh machine.
 browser:  ## install Debian's chromium and chromium-driver if they are missing (as root)
 	@command -v chromedriver >/dev/null && command -v chromium >/dev/null || { \
@@ -97,4 +109,4 @@ bench-console: $(STAMP) console-assets browser  ## the console's executions view
 	$(BIN)/python -m bench.console
 
 clean:  ## remove the virtual environment and build output
-	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR)
+	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR) $(DOCS_VENDOR)

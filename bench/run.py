@@ -1,7 +1,7 @@
 """`make bench`: what idempotency costs, measured on the local engine in one run.
 
 Writes bench/results/results.md and bench/results/latency.png. Not part of the tests: the numbers
-depend on the machine; the README quotes one run.
+depend on the machine; docs/benchmarks.md quotes one run.
 """
 
 from __future__ import annotations

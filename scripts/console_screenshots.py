@@ -1,7 +1,7 @@
 """`make screenshots`: the console's main views over the demo's scenarios, saved to docs/console/.
 
 The same served engine and the same headless Chromium as the browser tests; run it after changing
-the console, look at the pictures, and commit them (the README shows them to new users).
+the console, look at the pictures, and commit them (the README and the console guide show them).
 """
 
 from __future__ import annotations

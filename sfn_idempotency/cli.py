@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     graph_command = commands.add_parser(
         "graph",
         help="print the state machine as a Mermaid diagram",
-        description="Generates a Mermaid state diagram from the ASL file (the README embeds its output).",
+        description="Generates a Mermaid state diagram from the ASL file (the docs page on the flow embeds its output).",
     )
     graph_command.add_argument(
         "--asl", type=Path, default=IDEMPOTENCY_ASL, help="ASL file (default: the project's)"

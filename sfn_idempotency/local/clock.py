@@ -9,14 +9,19 @@ MILLISECONDS_PER_SECOND = 1000
 
 
 class MovableClock:
+    """The time the key Lambda reads (``cloud.clock``): leases and expiries are judged by it, so a
+    test moves it past a lease instead of sleeping."""
+
     def __init__(self) -> None:
         self._offset_ms = 0
         self._lock = threading.Lock()
 
     def now_ms(self) -> int:
+        """Epoch milliseconds: the real time plus every ``advance`` so far."""
         return time.time_ns() // 1_000_000 + self._offset_ms
 
     def advance(self, seconds: float) -> None:
+        """Move the clock ``seconds`` forward (never back)."""
         if seconds < 0:
             raise ValueError("time only moves forward")
         with self._lock:

@@ -50,6 +50,10 @@ class EngineError(RuntimeError):
 
 @dataclass(frozen=True)
 class ExecutionResult:
+    """One execution as it ended: ``status`` (``SUCCEEDED``, ``FAILED``...), ``output_json`` (the
+    output as JSON text, or None) and ``output`` (parsed), ``error`` and ``cause``, its ``history``
+    events, and ``states``, the states it entered in order."""
+
     arn: str
     status: str
     output_json: str | None
@@ -131,6 +135,7 @@ class LocalCloud:
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> Self:
+        """Start moto and apply the engine's fixes (``with LocalCloud() as cloud`` calls it)."""
         if LocalCloud._active is not None:
             raise EngineError("a LocalCloud is already running in this process; close it first")
         compat.install()
@@ -149,6 +154,7 @@ class LocalCloud:
         return self
 
     def close(self) -> None:
+        """Stop running executions and moto, and undo what ``start`` changed; safe to call twice."""
         if LocalCloud._active is not self:
             return
         try:
@@ -208,6 +214,8 @@ class LocalCloud:
         return self.lambdas.add(name, handler, timeout_seconds)
 
     def create_table(self, name: str, *, ttl_attribute: str = "expiration") -> str:
+        """A records table in Powertools' schema (partition key ``id``, TTL on ``ttl_attribute``);
+        returns its name."""
         self.dynamodb.create_table(
             TableName=name,
             KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
@@ -307,6 +315,7 @@ class LocalCloud:
 
     # -- executions ------------------------------------------------------------------------
     def start_execution(self, state_machine_arn: str, execution_input: Any, name: str | None = None) -> str:
+        """StartExecution with ``execution_input`` as JSON; returns the execution ARN at once."""
         kwargs = {"name": name} if name else {}
         response = self.sfn.start_execution(
             stateMachineArn=state_machine_arn, input=json.dumps(execution_input), **kwargs
@@ -314,6 +323,7 @@ class LocalCloud:
         return str(response["executionArn"])
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
+        """Block until the execution ends (TimeoutError after ``timeout`` seconds); its result."""
         self._await_end(execution_arn, timeout)
         return self._result(self.sfn.describe_execution(executionArn=execution_arn))
 
@@ -330,6 +340,7 @@ class LocalCloud:
     def wait_all(
         self, execution_arns: Iterable[str], timeout: float = DEFAULT_WAIT_SECONDS
     ) -> list[ExecutionResult]:
+        """``wait`` for each execution, all within one ``timeout``; results in the same order."""
         deadline = time.monotonic() + timeout
         return [self.wait(arn, max(0.0, deadline - time.monotonic())) for arn in execution_arns]
 
@@ -340,6 +351,7 @@ class LocalCloud:
         name: str | None = None,
         timeout: float = DEFAULT_WAIT_SECONDS,
     ) -> ExecutionResult:
+        """Start an execution of a Standard state machine and wait for its end."""
         return self.wait(self.start_execution(state_machine_arn, execution_input, name), timeout)
 
     def run_sync(

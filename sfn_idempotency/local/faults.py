@@ -107,6 +107,7 @@ class FaultPlan:
             return self._api_calls[service, operation]
 
     def clear(self) -> None:
+        """Forget every planned fault (call counts are kept)."""
         with self._lock:
             self._api_faults.clear()
             self._function_faults.clear()
@@ -116,6 +117,7 @@ class FaultPlan:
         self._released.set()
 
     def api_hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        """Called by the engine before each AWS call a Task makes: the planned error, or None."""
         with self._lock:
             self._api_calls[service, operation] += 1
             number = self._api_calls[service, operation]

@@ -48,12 +48,16 @@ class LocalLambdaContext:
         self.log_group_name = self.log_group_name or f"/aws/lambda/{self.function_name}"
 
     def get_remaining_time_in_millis(self) -> int:
+        """What the Lambda runtime answers: the time left before the function's timeout."""
         elapsed = time.monotonic() - self._started
         return max(0, int((self.timeout_seconds - elapsed) * 1000))
 
 
 @dataclass
 class LocalFunction:
+    """A function the engine created (``cloud.add_function``): its ``arn`` goes into a definition's
+    substitutions; its ``handler`` runs in this process when a Task invokes it."""
+
     name: str
     arn: str
     handler: Handler

@@ -156,14 +156,17 @@ class IdempotentService:
 
     # -- executions ------------------------------------------------------------------------
     def start(self, event: Any, name: str | None = None) -> str:
+        """Start the workflow with ``event``; returns the execution ARN at once."""
         return self.cloud.start_execution(self.state_machine_arn, event, name)
 
     def run(
         self, event: Any, name: str | None = None, timeout: float = DEFAULT_WAIT_SECONDS
     ) -> ExecutionResult:
+        """Run the workflow with ``event`` to its end."""
         return self.cloud.wait(self.start(event, name), timeout)
 
     def start_many(self, events: Iterable[Any]) -> list[str]:
+        """Start one execution per event, without waiting; their ARNs in order."""
         return [self.start(event) for event in events]
 
     def flow_states(self, result: ExecutionResult) -> list[str]:
@@ -181,6 +184,7 @@ class IdempotentService:
         return self.cloud.lambdas.invocations(self._business_lambda().name)
 
     def business_runs_in(self, result: ExecutionResult) -> int:
+        """How many times this one execution called the business Lambda (retries included)."""
         return result.lambda_invocations(self._business_lambda().arn)
 
     def _business_lambda(self) -> LocalFunction:
@@ -266,6 +270,7 @@ class IdempotentService:
         return record
 
     def record_for(self, event: Any) -> dict[str, Any] | None:
+        """The record of the key ``event`` maps to (as DynamoDB holds it), or None."""
         key = self.key_for(event)
         return None if key is None else self.record(key)
 

@@ -394,7 +394,9 @@ def test_graph_is_the_asl_and_the_readme_embeds_it():
     assert result.stdout == mermaid(IDEMPOTENCY_ASL)
     states = json.loads(IDEMPOTENCY_ASL.read_text())["States"]
     assert all(name in result.stdout for name in states)
-    assert f"```mermaid\n{result.stdout}```" in (REPOSITORY_ROOT / "README.md").read_text()
+    assert (
+        f"```mermaid\n{result.stdout}```" in (REPOSITORY_ROOT / "docs" / "concepts" / "flow.md").read_text()
+    )
 
 
 def test_serve_sends_status_change_events_also_for_a_stop(server: Server):

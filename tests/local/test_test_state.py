@@ -64,7 +64,7 @@ def flow_input(language: str, **extra: Any) -> tuple[str, str]:
     return json.dumps({"event": ORDER, "idempotency": IDEMPOTENCY, "claim": {"attempts": 1}, **extra}), "{}"
 
 
-# -- the flow, state by state (the README's "Unit-test one state, offline") ----------------------
+# -- the flow, state by state (docs/guides/test-state.md) -------------------------------------------
 
 
 @pytest.mark.parametrize("language", FLAVOURS)

@@ -1,5 +1,5 @@
 """Static pins on the ASL for what no local run can show: moto ignores ConsistentRead, and a larger
-Retry budget only shows as a longer outage on AWS. Each value is the documented one (README)."""
+Retry budget only shows as a longer outage on AWS. Each value is the documented one (docs/concepts/flow.md)."""
 
 from __future__ import annotations
 
