@@ -8,12 +8,15 @@ from urllib.parse import quote
 
 import pytest
 from selenium.common.exceptions import NoAlertPresentException
+from selenium.webdriver.support.select import Select
 
 from tests.console.conftest import Page
 from tests.console.showcase import HOSTILE_NAME, Showcase
 from tests.powertools import powertools_store
 
 pytestmark = pytest.mark.browser
+PAGE_SIZE = 50  # the console's executions page
+ONE_PASS = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
 
 
 def execution_route(arn: str) -> str:
@@ -75,6 +78,41 @@ def test_the_failed_order_is_marked_at_the_business_step_with_its_error(page: Pa
     detail = page.one("#step-detail .step")
     assert "PaymentGatewayTimeout" in detail.text
     assert "o-1003" in detail.text
+
+
+def test_executions_are_filtered_by_status_newest_first(page: Page, served: Showcase):
+    # Given the demo's executions, some failed
+    machine = served.service.state_machine_arn
+    failed = served.cloud.sfn.list_executions(stateMachineArn=machine, statusFilter="FAILED")["executions"]
+    assert failed
+
+    # When the view is filtered on FAILED
+    page.open(f"#/machine?arn={quote(machine, safe='')}")
+    Select(page.one("#status-filter")).select_by_value("FAILED")
+    page.wait_for(lambda: "status=FAILED" in page.driver.current_url)
+    page.wait_for(lambda: page.driver.find_element("id", "main").get_attribute("aria-busy") == "false")
+
+    # Then only the failed ones are listed, newest first
+    rows = page.all("#execution-list tbody tr")
+    assert {row.get_attribute("data-status") for row in rows} == {"FAILED"}
+    assert [row.get_attribute("data-name") for row in rows] == [e["name"] for e in failed]
+
+
+def test_many_executions_are_paged(page: Page, served: Showcase):
+    # Given a machine with more executions than one page holds
+    machine = served.cloud.create_state_machine("many-runs", json.dumps(ONE_PASS), {})
+    names = [served.cloud.run(machine, {"n": n}).arn.rsplit(":", 1)[1] for n in range(PAGE_SIZE + 10)]
+
+    # When its view opens, and then the older page
+    page.open(f"#/machine?arn={quote(machine, safe='')}")
+    first = [row.get_attribute("data-name") for row in page.all("#execution-list tbody tr")]
+    page.one("#older").click()
+    page.wait_for(lambda: page.all("#newer"))
+    second = [row.get_attribute("data-name") for row in page.all("#execution-list tbody tr")]
+
+    # Then the pages hold every execution once, newest first
+    assert len(first) == PAGE_SIZE
+    assert first + second == list(reversed(names))
 
 
 def test_the_executions_view_follows_a_running_execution_to_its_end(page: Page, served: Showcase):
