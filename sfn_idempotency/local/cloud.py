@@ -162,6 +162,7 @@ class LocalCloud:
             self._stop_running_executions()
         finally:
             compat.interceptor.hooks.clear()
+            compat.forget_clients()
             compat.retry_time.scale = 1.0
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)

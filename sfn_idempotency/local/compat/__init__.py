@@ -98,7 +98,7 @@ from sfn_idempotency.local.compat import (
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
-from sfn_idempotency.local.compat.interpreter import interceptor, retry_time
+from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
 from sfn_idempotency.local.compat.patching import Patch, keep, replace
 
 __all__ = [
@@ -107,6 +107,7 @@ __all__ = [
     "SUPPORTED_MOTO",
     "IncompatibleMotoError",
     "check",
+    "forget_clients",
     "incompatibilities",
     "install",
     "interceptor",

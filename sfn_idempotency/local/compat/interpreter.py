@@ -90,6 +90,14 @@ def cached_boto_client_for(region: str, service: str, state_credentials: Any = N
     return client
 
 
+def forget_clients() -> None:
+    """Drop the cached clients (a closed cloud's server endpoint is gone; the next cloud builds its own)."""
+    with _session_lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
+
+
 def route_task_clients() -> None:
     """Interpreter modules imported ``boto_client_for`` by name: point each at the cached one too."""
     original = importlib.import_module(BOTO_CLIENT_MODULE)._sfn_local_original_boto_client_for
