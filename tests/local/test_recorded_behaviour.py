@@ -411,6 +411,24 @@ def test_range_of_one_item_is_that_item(local_cloud: LocalCloud):
     assert result.output == {"one": 1, "three": [1, 2, 3]}
 
 
+def test_a_lone_dollar_is_jsonatas_context_value(local_cloud: LocalCloud):
+    # Recorded (test_state/test_state_configuration, MAP_TASK_STATE): an Output filtering with
+    # [$ = 1] and mapping with function($v) evaluates; the engine refused any lone $ before
+    states = {
+        "Pass": {
+            "Type": "Pass",
+            "Output": {
+                "ones": "{% $count($states.input.values[$ = 1]) %}",
+                "labels": "{% $map($states.input.values, function($v) { $v = 1 ? 'pass' : 'failed' }) %}",
+            },
+            "End": True,
+        }
+    }
+    arn = machine(local_cloud, states, "Pass", QueryLanguage="JSONata")
+    result = local_cloud.run(arn, {"values": [1, 0, 1]})
+    assert result.output == {"ones": 2, "labels": ["pass", "failed", "pass"]}
+
+
 # -- Definitions: CreateStateMachine and ValidateStateMachineDefinition agree (fix 28) --------------
 
 SQS_WAIT_FOR_TOKEN = {

@@ -402,6 +402,36 @@ def test_map_iteration_failures_past_the_tolerance_fail_the_map(local_cloud: Loc
     assert exceeded["cause"] == "The specified tolerated failure threshold was exceeded"
 
 
+def test_a_jsonpath_map_reports_its_items_and_a_jsonata_one_does_not(local_cloud: LocalCloud):
+    # Recorded (test_state_configuration::test_state_machine_with_state_error, ::test_map_state_failure_count):
+    # a JSONPath Map that reads its items from its input reports them after InputPath and ItemsPath
+    inner = {"StartAt": "Each", "States": {"Each": {"Type": "Pass", "End": True}}}
+    jsonpath_map = {"Type": "Map", "ItemsPath": "$.values", "ItemProcessor": inner, "End": True}
+    jsonata_map = {
+        "Type": "Map",
+        "QueryLanguage": "JSONata",
+        "Items": "{% $states.input.values %}",
+        "ItemProcessor": inner,
+        "End": True,
+    }
+
+    def inspected(state: dict[str, Any]) -> dict[str, Any]:
+        answer = local_cloud.test_state(
+            definition=json.dumps(state),
+            input=json.dumps({"values": ["a", "b"]}),
+            inspectionLevel="DEBUG",
+            mock={"errorOutput": {"error": "MockException", "cause": "an item failed"}},
+            stateConfiguration={"errorCausedByState": "Each"},
+        )
+        assert (answer["status"], answer["error"]) == ("FAILED", "MockException")
+        return dict(answer["inspectionData"])
+
+    with_items = inspected(jsonpath_map)
+    assert json.loads(with_items["afterInputPath"]) == {"values": ["a", "b"]}
+    assert with_items["afterItemsPath"] == '["a", "b"]'  # AWS's spacing, as recorded
+    assert not {"afterInputPath", "afterItemsPath"} & set(inspected(jsonata_map))
+
+
 def test_a_mocked_result_that_is_not_json_is_refused_whatever_the_validation_mode(local_cloud: LocalCloud):
     state = {**LAMBDA_TASK, "End": True}
     with pytest.raises(ClientError) as refused:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,6 +14,8 @@ from sfn_idempotency.local.compat.patching import Patch, keep
 _JSONATA_MODULE = "moto.stepfunctions.parser.asl.jsonata.jsonata"
 _STRING_EXPRESSION_MODULE = "moto.stepfunctions.parser.asl.component.common.string.string_expression"
 _JSONATA_MODE = "JSONata"
+# A lone $ or $$ outside a string or regex literal: not followed by a name character.
+_CONTEXT_REFERENCE = re.compile(r"\$\$?(?![A-Za-z0-9_$])")
 
 
 def _evaluate_jsonata(_stub: Any) -> Callable[[str], Any]:
@@ -29,6 +32,18 @@ def _no_declared_functions(_original: Any) -> Callable[..., str]:
     """moto declares Step Functions' JSONata functions in JSONata itself, $hash and $uuid as stubs
     and $random without its seed; the evaluator provides them all natively instead."""
     return lambda variable_references: ""
+
+
+def _context_references_allowed(original: Callable[[str], set[str]]) -> Callable[[str], set[str]]:
+    """``$`` (and ``$$``) is JSONata's context value, as in a filter ``$states.result[$ = 1]``: AWS
+    evaluates it (recorded: test_state_configuration, MAP_TASK_STATE's Output), moto refused any
+    lone ``$`` while evaluating. Only the evaluation is changed; definition checks are moto's."""
+
+    def variable_references(expression: str) -> set[str]:
+        # moto's pattern captures a lone $ or $$ as a whole token; without them nothing raises.
+        return original(_CONTEXT_REFERENCE.sub(" ", expression)) if expression else set()
+
+    return variable_references
 
 
 def _escaped_declarations(_original: Any) -> Callable[[dict[str, Any]], str]:
@@ -92,6 +107,7 @@ PATCHES: tuple[Patch, ...] = (
         )
     ),
     Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringJSONata", "_eval_body", _query_evaluation_errors),
+    Patch(15, _STRING_EXPRESSION_MODULE, "extract_jsonata_variable_references", _context_references_allowed),
     Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _query_evaluation_errors),
     Patch(
         15,

@@ -513,6 +513,7 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
             )
             if value is not None:
                 kept[key] = float(value) if key == "toleratedFailurePercentage" else value
+        kept.update(_map_item_stages(request, inspection))
         return kept
     if kind == "Parallel":
         # (recorded) a mocked Parallel reports its input, and in JSONPath what its result became
@@ -537,6 +538,26 @@ def _recorded_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
         if produced is not None and "errorDetails" not in stages:
             stages.setdefault("afterResultSelector", produced)
             stages.setdefault("afterResultPath", stages["afterResultSelector"])
+    return stages
+
+
+def _map_item_stages(request: Request, inspection: dict[str, Any]) -> dict[str, Any]:
+    """(recorded) A JSONPath Map that takes its items from its input (no ItemReader) reports them
+    after its InputPath and its ItemsPath, and on success its result's stages; AWS writes these as
+    JSON text with spaces after commas and colons. A JSONata Map reports none of them."""
+    from moto.stepfunctions.parser.asl.utils.json_path import extract_json
+
+    items_path = str(request.state.get("ItemsPath", "$"))
+    if request.query_language != "JSONPath" or "ItemReader" in request.state or items_path.startswith("$$"):
+        return {}
+    after_input = extract_json(str(request.state.get("InputPath", "$")), request.input)
+    stages = {
+        "afterInputPath": json.dumps(after_input),
+        "afterItemsPath": json.dumps(extract_json(items_path, after_input)),
+    }
+    if "result" in inspection and "errorDetails" not in inspection:
+        stages["afterResultSelector"] = inspection.get("afterResultSelector", inspection["result"])
+        stages["afterResultPath"] = inspection.get("afterResultPath", stages["afterResultSelector"])
     return stages
 
 
