@@ -323,6 +323,83 @@ def test_aws_sdk_s3_stores_a_json_body_as_its_text_and_reads_it_back_as_text(
     assert "ChecksumCRC32" not in result.output
 
 
+def test_s3_objects_are_encrypted_by_default_and_a_single_part_checksum_is_full_object(
+    local_cloud: LocalCloud,
+):
+    # Recorded (services/test_aws_sdk_task_service::test_s3_put_object): a Task's PutObject sends a
+    # CRC32 and its answer says FULL_OBJECT; the test's own GetObject says so too
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="receipts")
+    object_key = {"Bucket": "receipts", "Key": "by-task.txt"}
+    states = {"Put": task("arn:aws:states:::aws-sdk:s3:putObject", {**object_key, "Body": "paid"}, End=True)}
+    by_task = local_cloud.run(machine(local_cloud, states, "Put"), {}).output
+
+    put = s3.put_object(Bucket="receipts", Key="r.txt", Body=b"paid", ChecksumAlgorithm="CRC32")
+    got = s3.get_object(Bucket="receipts", Key="r.txt", ChecksumMode="ENABLED")
+    unsummed = s3.put_object(Bucket="receipts", Key="plain.txt", Body=b"x")
+
+    assert (put["ServerSideEncryption"], put["ChecksumType"]) == ("AES256", "FULL_OBJECT")
+    assert (got["ServerSideEncryption"], got["ChecksumType"]) == ("AES256", "FULL_OBJECT")
+    assert got["ChecksumCRC32"] == put["ChecksumCRC32"]
+    assert unsummed["ServerSideEncryption"] == "AES256"
+    assert (by_task["ChecksumType"], by_task["ServerSideEncryption"]) == ("FULL_OBJECT", "AES256")
+    assert by_task["ChecksumCRC32"] == s3.head_object(**object_key, ChecksumMode="ENABLED")["ChecksumCRC32"]
+
+
+def test_a_fifo_topic_wants_a_group_and_numbers_its_messages(local_cloud: LocalCloud):
+    # Recorded (services/test_sns_task_service::test_fifo_message_attribute): without a group the
+    # Task fails with SNS.InvalidParameterException and AWS's words; with one it answers a SequenceNumber
+    sns = local_cloud.client("sns")
+    topic = sns.create_topic(
+        Name="orders.fifo", Attributes={"FifoTopic": "true", "ContentBasedDeduplication": "true"}
+    )["TopicArn"]
+    states = {
+        "Publish": task("arn:aws:states:::sns:publish", {"TopicArn": topic, "Message.$": "$.m"}, End=True)
+    }
+    grouped = {
+        "Publish": task(
+            "arn:aws:states:::sns:publish",
+            {"TopicArn": topic, "Message.$": "$.m", "MessageGroupId": "g"},
+            End=True,
+        )
+    }
+
+    refused = local_cloud.run(machine(local_cloud, states, "Publish"), {"m": "hello"})
+    first = local_cloud.run(machine(local_cloud, grouped, "Publish"), {"m": "one"})
+    second = sns.publish(TopicArn=topic, Message="two", MessageGroupId="g")
+
+    assert refused.error == "SNS.InvalidParameterException"
+    assert refused.cause is not None
+    assert refused.cause.startswith(
+        "Invalid parameter: The MessageGroupId parameter is required for FIFO topics (Service: AmazonSNS;"
+    )
+    assert first.status == "SUCCEEDED"
+    assert len(first.output["SequenceNumber"]) >= 20
+    assert int(second["SequenceNumber"]) > int(first.output["SequenceNumber"])
+
+
+def test_a_secret_name_with_a_space_is_refused_as_aws_refuses_it(local_cloud: LocalCloud):
+    # Recorded (error_handling/test_aws_sdk::test_invalid_secret_name): the Task fails, and its
+    # Catch sees the service's generic exception with AWS's words
+    create = task(
+        "arn:aws:states:::aws-sdk:secretsmanager:createSecret",
+        {"Name.$": "$.name", "SecretString": "s3cr3t"},
+        End=True,
+    )
+    arn = machine(local_cloud, {"Create": create}, "Create")
+
+    refused = local_cloud.run(arn, {"name": "Invalid Name"})
+    created = local_cloud.run(arn, {"name": "valid/Name_1+=.@!-"})
+
+    assert refused.error == "SecretsManager.SecretsManagerException"
+    assert refused.cause is not None
+    assert refused.cause.startswith(
+        "Invalid name. Must be a valid name containing alphanumeric characters, or any of the "
+        "following: -/_+=.@! (Service: SecretsManager, Status Code: 400, Request ID: "
+    )
+    assert created.status == "SUCCEEDED"
+
+
 def test_aws_sdk_start_execution_speaks_the_sdks_capitalized_members(local_cloud: LocalCloud):
     target = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
     states = {

@@ -20,7 +20,7 @@ from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
 from tests.properties import examples
 from tests.unit.powertools_reference import powertools_key
 
-STORM_CONCURRENCY = 64
+STORM_CONCURRENCY = 32  # 256 executions: a storm; `make bench` runs them by the thousand
 STORM_KEYS = 8
 STORM_DEADLINE_SECONDS = 600
 THROTTLED = "ProvisionedThroughputExceededException"

@@ -147,6 +147,13 @@ async function expressRecords(logGroupName, executionArn = null) {
   return events.map((e) => JSON.parse(e.message)).filter((r) => !executionArn || r.execution_arn === executionArn);
 }
 
+// An execution's status from its last event, as DescribeExecution would say it.
+const ENDING_STATUS = { ExecutionSucceeded: "SUCCEEDED", ExecutionFailed: "FAILED", ExecutionAborted: "ABORTED", ExecutionTimedOut: "TIMED_OUT" };
+
+function statusOf(ending) {
+  return ending ? ENDING_STATUS[ending.type] : "RUNNING";
+}
+
 async function expressExecutions(machine, list) {
   const logGroupName = logGroupOf(machine);
   if (!logGroupName) {
@@ -165,7 +172,7 @@ async function expressExecutions(machine, list) {
       const { ending } = pathOf(events);
       return {
         name: executionArn.split(":").slice(-2).join(":"),
-        status: ending ? ending.type.replace("Execution", "").toUpperCase().replace("TIMEDOUT", "TIMED_OUT") : "RUNNING",
+        status: statusOf(ending),
         startDate: events[0].timestamp,
         stopDate: ending ? events[events.length - 1].timestamp : undefined,
         href: route("execution", { arn: executionArn, logGroup: logGroupName, machine: machine.stateMachineArn }),
@@ -221,7 +228,7 @@ async function executionView(params) {
       const machine = await describeMachine(params.get("machine"));
       const events = (await expressRecords(logGroupName, arn)).map(fromLogRecord).sort((a, b) => a.id - b.id);
       const { ending } = pathOf(events);
-      return { machine, events, description: { name: arn.split(":").slice(-2).join(":"), status: ending ? ending.type.replace("Execution", "").toUpperCase() : "RUNNING", startDate: events[0]?.timestamp } };
+      return { machine, events, description: { name: arn.split(":").slice(-2).join(":"), status: statusOf(ending), startDate: events[0]?.timestamp } };
     }
     const description = await call("states", "DescribeExecution", { executionArn: arn });
     const [machine, raw] = await Promise.all([

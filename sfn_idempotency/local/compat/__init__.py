@@ -52,7 +52,14 @@ integrations (what a Task's call sends and returns)
   24. [L21] aws-sdk requests and results go through the API model (capitalized members, blob
       bodies as JSON text, streamed bodies as text).
   25. [L21] S3 answers say SSE-S3 and carry an extended request id; DynamoDB answers carry no
-      ConsumedCapacity unless asked; no checksums unless required.
+      ConsumedCapacity unless asked; checksums sent where supported, none asked back.
+
+services (moto's S3 and SNS, for every caller)
+  25. [L21] Objects are encrypted with SSE-S3 by default and their answers say so; an object
+      stored with a checksum has ChecksumType FULL_OBJECT.
+  31. [L21] A FIFO topic refuses a message without MessageGroupId with AWS's InvalidParameter,
+      and Publish to it answers a SequenceNumber.
+  32. [L21] A secret's name with a character AWS does not allow is refused (ValidationException).
 
 events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
@@ -94,6 +101,7 @@ from sfn_idempotency.local.compat import (
     interpreter,
     jsonata,
     lambda_runtime,
+    services,
     test_state,
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
@@ -131,6 +139,7 @@ PATCHES: tuple[Patch, ...] = (
     *lambda_runtime.PATCHES,
     *test_state.PATCHES,
     *execution_logs.PATCHES,
+    *services.PATCHES,
 )
 
 

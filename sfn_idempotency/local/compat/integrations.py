@@ -24,8 +24,6 @@ _SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"
 _AWS_SDK_TASK = f"{_SERVICE_PACKAGE}.state_task_service_aws_sdk:StateTaskServiceAwsSdk"
 # Capacity DynamoDB reports only when the request asks for it (ReturnConsumedCapacity).
 _CAPACITY_ASKED = ("TOTAL", "INDEXES")
-_ENCRYPTED_OBJECT_OPERATIONS = frozenset({"GetObject", "HeadObject", "PutObject", "CopyObject"})
-_HTTP_ERRORS = 300
 
 
 def _operation_shapes(task: Any, action: str | None) -> Any:
@@ -170,14 +168,6 @@ def drop_unasked_capacity(parsed: dict[str, Any], context: dict[str, Any], **_: 
     asked = context.get(PARAMS_KEY, {}).get("ReturnConsumedCapacity")
     if isinstance(parsed, dict) and asked not in _CAPACITY_ASKED:
         parsed.pop("ConsumedCapacity", None)
-
-
-def s3_objects_encrypted_by_default(response_dict: dict[str, Any], operation_model: Any, **_: Any) -> None:
-    """``before-parse.s3`` (fix 25): objects are encrypted with SSE-S3 by default, which their
-    answers say (``ServerSideEncryption: AES256``, recorded); moto's S3 does not say it."""
-    status = int(response_dict.get("status_code") or 0)
-    if operation_model.name in _ENCRYPTED_OBJECT_OPERATIONS and status < _HTTP_ERRORS:
-        response_dict.setdefault("headers", {}).setdefault("x-amz-server-side-encryption", "AES256")
 
 
 def s3_extended_request_id(parsed: dict[str, Any], **_: Any) -> None:

@@ -50,7 +50,6 @@ def _interpreter_session() -> boto3.Session:
         session.events.register("before-parameter-build", interceptor.remember_params)
         session.events.register("before-call", interceptor.before_call)
         session.events.register("after-call.dynamodb", integrations.drop_unasked_capacity)
-        session.events.register("before-parse.s3", integrations.s3_objects_encrypted_by_default)
         session.events.register("after-call.s3", integrations.s3_extended_request_id)
         _session = session
     return _session
@@ -76,9 +75,10 @@ def cached_boto_client_for(region: str, service: str, state_credentials: Any = N
                         parameter_validation=False,
                         retries={"max_attempts": 0, "total_max_attempts": 1},
                         max_pool_connections=64,
-                        # As the SDK for Java that Step Functions runs on: no checksums unasked
-                        # (an S3 GetObject result carries no ChecksumCRC32, as recorded).
-                        request_checksum_calculation="when_required",
+                        # As the SDK for Java that Step Functions runs on (recorded): an S3
+                        # PutObject sends a CRC32 (its answer has ChecksumCRC32), a GetObject does
+                        # not ask for the object's checksum (its result has none).
+                        request_checksum_calculation="when_supported",
                         response_checksum_validation="when_required",
                         # In process nothing checks a signature (fix 12); a server needs the
                         # credential scope to tell the region.

@@ -1,0 +1,114 @@
+"""moto's S3, SNS and Secrets Manager, answering as AWS does (recorded), for every caller: a Task's
+aws-sdk call and a test's own client alike.
+
+- Fix 25 (S3): every object is encrypted with SSE-S3 unless asked otherwise (AWS's default since
+  January 2023), and its answers say so (``ServerSideEncryption: AES256``); an object stored with a
+  checksum has ``ChecksumType: FULL_OBJECT`` (a single-part upload's). moto said neither.
+- Fix 31 (SNS): a FIFO topic refuses a message without ``MessageGroupId`` as AWS does
+  (``InvalidParameter``, "Invalid parameter: The MessageGroupId parameter is required for FIFO
+  topics", the words moto's own PublishBatch uses; moto's Publish said ``MissingParameter``), and
+  Publish to a FIFO topic answers the message's ``SequenceNumber``.
+- Fix 32 (Secrets Manager): a secret's name may hold only letters, digits and ``/_+=.@!-``; AWS
+  refuses any other with ``ValidationException`` and its words (moto created the secret).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import threading
+from typing import Any
+
+from sfn_idempotency.local.compat.patching import Patch
+
+_S3_MODELS = "moto.s3.models"
+_SNS_MODELS = "moto.sns.models"
+_DEFAULT_ENCRYPTION = "AES256"
+_SINGLE_PART_CHECKSUM = "FULL_OBJECT"
+_CHECKSUM_HEADER_PREFIX = "x-amz-checksum-"
+_CHECKSUM_TYPE_HEADER = "x-amz-checksum-type"
+_FIFO_GROUP_REQUIRED = "Invalid parameter: The MessageGroupId parameter is required for FIFO topics"
+# SNS numbers each FIFO topic's messages with a 128-bit, increasing number, written in 20 or more digits.
+_SEQUENCE_DIGITS = 20
+_sequence = itertools.count(10**19)
+_SECRET_NAME = re.compile(r"[A-Za-z0-9/_+=.@!-]+")
+_INVALID_SECRET_NAME = (
+    "Invalid name. Must be a valid name containing alphanumeric characters, or any of the following: -/_+=.@!"
+)
+_sequence_lock = threading.Lock()
+
+
+def _encrypted_by_default(original: property) -> property:
+    def response_dict(self: Any) -> dict[str, Any]:
+        headers: dict[str, Any] = original.fget(self)  # type: ignore[misc]
+        if self.encryption is None:
+            headers.setdefault("x-amz-server-side-encryption", _DEFAULT_ENCRYPTION)
+        return headers
+
+    return property(response_dict)
+
+
+def _checksum_type_of_single_part_uploads(original: Any) -> Any:
+    @functools.wraps(original)
+    def put_object(self: Any) -> Any:
+        status, headers, body = original(self)
+        checksums = [name for name in headers if name.startswith(_CHECKSUM_HEADER_PREFIX)]
+        if checksums and _CHECKSUM_TYPE_HEADER not in headers:
+            headers[_CHECKSUM_TYPE_HEADER] = _SINGLE_PART_CHECKSUM
+            stored = self.backend.get_object(self.bucket_name, self.parse_key_name())
+            if stored is not None and not stored.checksum_type:
+                stored.checksum_type = _SINGLE_PART_CHECKSUM
+        return status, headers, body
+
+    return put_object
+
+
+def _fifo_topics_need_a_group(original: Any) -> Any:
+    @functools.wraps(original)
+    def publish(self: Any, message: str, arn: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        from moto.sns.exceptions import SNSInvalidParameter
+
+        topic = self.topics.get(arn) if arn else None
+        if topic is not None and topic.fifo_topic and not kwargs.get("group_id"):
+            raise SNSInvalidParameter(_FIFO_GROUP_REQUIRED)
+        return original(self, message, arn, *args, **kwargs)
+
+    return publish
+
+
+def _fifo_sequence_numbers(original: Any) -> Any:
+    @functools.wraps(original)
+    def publish(self: Any) -> Any:
+        from moto.core.responses import ActionResult
+
+        answer = original(self)
+        topic = self.backend.topics.get(self._get_param("TopicArn") or self._get_param("TargetArn"))
+        if topic is None or not topic.fifo_topic or not isinstance(answer.result, dict):
+            return answer
+        with _sequence_lock:
+            sequence_number = str(next(_sequence)).zfill(_SEQUENCE_DIGITS)
+        return ActionResult({**answer.result, "SequenceNumber": sequence_number})
+
+    return publish
+
+
+def _secret_names_checked(original: Any) -> Any:
+    @functools.wraps(original)
+    def create_secret(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        from moto.secretsmanager.exceptions import ValidationException
+
+        if not _SECRET_NAME.fullmatch(name):
+            raise ValidationException(_INVALID_SECRET_NAME)
+        return original(self, name, *args, **kwargs)
+
+    return create_secret
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(25, f"{_S3_MODELS}:FakeKey", "response_dict", _encrypted_by_default),
+    Patch(25, "moto.s3.responses:S3Response", "put_object", _checksum_type_of_single_part_uploads),
+    Patch(31, f"{_SNS_MODELS}:SNSBackend", "publish", _fifo_topics_need_a_group),
+    Patch(31, "moto.sns.responses:SNSResponse", "publish", _fifo_sequence_numbers),
+    Patch(32, "moto.secretsmanager.models:SecretsManagerBackend", "create_secret", _secret_names_checked),
+)
