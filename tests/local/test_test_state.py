@@ -473,3 +473,64 @@ def test_a_callback_or_sync_task_runs_on_its_mock_only(local_cloud: LocalCloud, 
     )
     if "waitForTaskToken" in resource:
         assert json.loads(answer["inspectionData"]["afterParameters"])["MessageBody"] == "token-7"
+
+
+def test_reveal_secrets_is_refused_with_a_mock_and_trace_reports_what_debug_does(local_cloud: LocalCloud):
+    # Given a Pass state, and a Lambda Task with a mock
+    pass_state = json.dumps({"Type": "Pass", "Result": {"ok": True}, "End": True})
+    mocked_task = {"definition": json.dumps({**LAMBDA_TASK, "End": True}), "input": "{}"}
+
+    # When the Task asks for its secrets with a mock (AWS's words, recorded)
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(
+            **mocked_task, mock={"result": "{}", "fieldValidationMode": "NONE"}, revealSecrets=True
+        )
+
+    # Then it is refused; without a mock it is accepted, and TRACE reports DEBUG's stages (no HTTP
+    # Task here: its request and response are what TRACE adds)
+    assert refused.value.response["Error"]["Message"] == (
+        "TestState does not support RevealSecrets when a mock is specified."
+    )
+    debug = local_cloud.test_state(definition=pass_state, input="{}", inspectionLevel="DEBUG")
+    trace = local_cloud.test_state(
+        definition=pass_state, input="{}", inspectionLevel="TRACE", revealSecrets=True
+    )
+    assert trace == debug
+    assert json.loads(trace["output"]) == {"ok": True}
+
+
+def test_a_distributed_map_reading_its_items_reports_no_item_stages(local_cloud: LocalCloud):
+    # Recorded (test_state_configuration::test_state_machine_configuration_item_reader_with_error):
+    # with mapItemReaderData standing in for what its ItemReader read, an item's mocked failure fails
+    # the Map, which reports its input and MaxConcurrency only
+    state = {
+        "Type": "Map",
+        "ItemReader": {
+            "Resource": "arn:aws:states:::s3:getObject",
+            "ReaderConfig": {"InputType": "JSON"},
+            "Parameters": {"Bucket.$": "$.Bucket", "Key.$": "$.Key"},
+        },
+        "ItemProcessor": {
+            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+            "StartAt": "Each",
+            "States": {"Each": {"Type": "Pass", "End": True}},
+        },
+        "MaxConcurrency": 1,
+        "End": True,
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input=json.dumps({"Bucket": "b", "Key": "items.json"}),
+        inspectionLevel="DEBUG",
+        mock={"errorOutput": {"error": "MockException", "cause": "an item failed"}},
+        stateConfiguration={"errorCausedByState": "Each", "mapItemReaderData": json.dumps([1, 2, 3])},
+    )
+    assert (answer["status"], answer["error"], answer["cause"]) == (
+        "FAILED",
+        "MockException",
+        "an item failed",
+    )
+    assert answer["inspectionData"] == {
+        "input": json.dumps({"Bucket": "b", "Key": "items.json"}),
+        "maxConcurrency": 1,
+    }
