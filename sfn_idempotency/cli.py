@@ -7,7 +7,6 @@ import argparse
 import datetime as dt
 import ipaddress
 import json
-import logging
 import signal
 import sys
 import threading
@@ -309,7 +308,6 @@ def serve(arguments: argparse.Namespace) -> int:
     from sfn_idempotency.local.cloud import DEFAULT_REGION
 
     settings = _settings(arguments)
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
     stop = threading.Event()
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signal_number, lambda *_: stop.set())

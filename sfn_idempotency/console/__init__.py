@@ -1,4 +1,5 @@
-"""The local console: a read-only web page that ``sfn-idempotency serve`` serves at its root.
+"""The local console: the web page that ``sfn-idempotency serve`` serves at its root (read-only
+unless ``--console-actions``).
 
 The page is a client of the AWS APIs the endpoint already answers (ListStateMachines,
 ListExecutions, GetExecutionHistory, DynamoDB Scan...), called from the browser like any SDK call.

@@ -3,6 +3,7 @@ that the AWS CLI and any SDK can reach (``sfn-idempotency serve``). Both run the
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -72,6 +73,7 @@ class ServerBackend:
         # moto's interpreter reaches the other services at localhost:$MOTO_PORT.
         self._saved_port = os.environ.get("MOTO_PORT")
         os.environ["MOTO_PORT"] = str(self.port)
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
         app = DomainDispatcherApplication(create_backend_app)
         wsgi = app if self.console is None else with_console(app, self.console)
         # As moto's ThreadedMotoServer does, with the console's files in front of moto's dispatch.

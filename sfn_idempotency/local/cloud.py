@@ -40,8 +40,7 @@ KEY_FUNCTION_TIMEOUT_SECONDS = 10  # as the constructs deploy it
 INLINE_KEY_FUNCTION = "idempotency-key"
 INLINE_TABLE = "idempotency-records"
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
-# moto logs every interpreter step, and the server (werkzeug) every request.
-_NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser", "werkzeug")
+_NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
 
 
 class EngineError(RuntimeError):
