@@ -33,17 +33,19 @@ function shorten(text, limit = LABEL_MAX_CHARS) {
   return text.length > limit ? text.slice(0, limit - 1) + "…" : text;
 }
 
+// Whether the execution went along `edge`: from the start to its first state, into a nested flow
+// whose state it entered, to the end from a state it left (or a Fail state), or from one state to
+// the next it entered.
 function edgeClass(edge, path, byId) {
   if (!path) return "";
   const from = byId.get(edge.from);
   const to = byId.get(edge.to);
-  if (edge.kind === "nested" || edge.kind === "start") {
-    const target = edge.kind === "start" ? to : null;
-    if (target) return path.visited.has(target.name) ? "taken" : "";
-    return path.visited.has(from.name) ? "taken" : "";
-  }
-  if (to.kind === "end") return path.visited.has(from.name) && from.exitedLast ? "taken" : "";
-  return path.taken.has(`${from.name}\u0000${to.name}`) ? "taken" : "";
+  let taken;
+  if (edge.kind === "start") taken = path.visited.has(to.name);
+  else if (edge.kind === "nested") taken = path.visited.has(from.name);
+  else if (to.kind === "end") taken = from.type === "Fail" ? path.visited.has(from.name) : path.steps.some((s) => s.name === from.name && s.exited);
+  else taken = path.taken.has(`${from.name}\u0000${to.name}`);
+  return taken ? "taken" : "";
 }
 
 // An SVG of the graph; with `path` (history.mjs's pathOf) the visited states, the edges taken and
@@ -53,10 +55,6 @@ export function drawGraph(graph, path = null, onSelect = null) {
   layout.setGraph({ rankdir: "TB", nodesep: 28, ranksep: 36, marginx: 12, marginy: 12 });
   layout.setDefaultEdgeLabel(() => ({}));
   const byId = new Map(graph.nodes.map((node) => [node.id, node]));
-  if (path) {
-    const last = path.steps.length ? path.steps[path.steps.length - 1].name : null;
-    for (const node of graph.nodes) node.exitedLast = node.kind === "state" && (["Succeed", "Fail"].includes(node.type) || node.name === last || path.steps.some((s) => s.name === node.name && s.exited));
-  }
   for (const scope of graph.scopes) {
     if (scope.owner) layout.setNode(`scope:${scope.id}`, { label: scope.owner.title, clusterLabelPos: "top", paddingTop: 24 });
   }
