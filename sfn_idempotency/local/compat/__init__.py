@@ -61,6 +61,11 @@ services (moto's S3 and SNS, for every caller)
       and Publish to it answers a SequenceNumber.
   32. [L21] A secret's name with a character AWS does not allow is refused (ValidationException).
 
+http_task (HTTP Tasks)
+  33. [L26] HTTP Tasks (http:invoke) call their endpoint with the connection's authorization and
+      answer as AWS does; a status outside 2xx is States.Http.StatusCode.<code>, which a Retry or
+      Catch may name; TestState at TRACE reports the raw request and response.
+
 events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
      and through DISABLED rules too).
@@ -97,6 +102,7 @@ from sfn_idempotency.local.compat import (
     dynamodb,
     events,
     execution_logs,
+    http_task,
     integrations,
     interpreter,
     jsonata,
@@ -140,6 +146,7 @@ PATCHES: tuple[Patch, ...] = (
     *test_state.PATCHES,
     *execution_logs.PATCHES,
     *services.PATCHES,
+    *http_task.PATCHES,
 )
 
 

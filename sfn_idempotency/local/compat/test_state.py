@@ -21,6 +21,7 @@ from typing import Any
 from moto.stepfunctions.parser.api import InvalidDefinition, ValidationException
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
+from sfn_idempotency.local.compat.http_task import forget_secrets_of, reveal_secrets_in
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
@@ -64,6 +65,7 @@ class Request:
     input: Any
     variables: dict[str, Any]
     context: dict[str, Any]
+    reveal_secrets: bool
     role_arn: str | None
     inspection_level: str
     mock: dict[str, Any] | None
@@ -139,6 +141,7 @@ class Request:
             input=_json(param("input") or "{}", "input", ValidationException),
             variables=_json(param("variables") or "{}", "variables", ValidationException),
             context=context,
+            reveal_secrets=bool(param("revealSecrets")),
             role_arn=role_arn,
             inspection_level=param("inspectionLevel") or "INFO",
             mock=mock,
@@ -393,6 +396,7 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
         def _get_evaluation_environment(self) -> Any:
             env = super()._get_evaluation_environment()
             env.mock_test_case = _mocked_responses(request, state_name)
+            reveal_secrets_in(env.inspection_data, request.reveal_secrets)  # an HTTP Task's TRACE
             for variable, value in request.variables.items():
                 env.variable_store.set(variable, value)
             context = env.states.context_object.context_object_data
@@ -424,6 +428,7 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
         input_data=json.dumps(request.input),
     )
     execution.start()
+    forget_secrets_of(execution.exec_worker.env.inspection_data)
     return _answer(request, execution)
 
 
