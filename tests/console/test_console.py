@@ -47,6 +47,7 @@ def test_the_replayed_execution_is_highlighted_up_to_replay(page: Page, served: 
     assert visited >= {"ComputeKey", "Claim", "Read", "Replay"}
     assert "Execute" not in visited
     assert page.all("svg.graph g.node.failed") == []
+    assert [node.get_attribute("data-state") for node in page.all("svg.graph g.node.caught")] == ["Claim"]
     taken = {
         (edge.get_attribute("data-from"), edge.get_attribute("data-to"))
         for edge in page.all("svg.graph g.edge.taken")
