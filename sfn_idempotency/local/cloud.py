@@ -360,11 +360,7 @@ class LocalCloud:
         """StartSyncExecution of an Express state machine (compat fix 14): the call returns when the
         execution has ended. AWS keeps no history of it; the engine does, for ``states``."""
         kwargs = {"name": name} if name else {}
-        # A served endpoint has no "sync-" host of its own: the SDK must not prefix it.
-        sfn = (
-            self.sfn if self.endpoint_url is None else self.client("stepfunctions", inject_host_prefix=False)
-        )
-        response = sfn.start_sync_execution(
+        response = self._unprefixed_sfn().start_sync_execution(
             stateMachineArn=state_machine_arn, input=json.dumps(execution_input), **kwargs
         )
         arn = response["executionArn"]
@@ -387,7 +383,8 @@ class LocalCloud:
         return _without_metadata(self.sfn.validate_state_machine_definition(**request))
 
     def _unprefixed_sfn(self) -> Any:
-        """TestState goes to the "sync-" host on AWS; a server endpoint has no such host."""
+        """TestState and StartSyncExecution go to the "sync-" host on AWS; a server endpoint has no
+        such host."""
         if self._sfn_unprefixed is None:
             self._sfn_unprefixed = self.client("stepfunctions", inject_host_prefix=False)
         return self._sfn_unprefixed

@@ -223,18 +223,19 @@ function startForm(machine) {
 async function executionView(params) {
   const arn = params.get("arn");
   const logGroupName = params.get("logGroup");
+  let machine = null; // its definition does not change while the view redraws the execution
   async function load() {
     if (logGroupName) {
-      const machine = await describeMachine(params.get("machine"));
+      machine ??= await describeMachine(params.get("machine"));
       const events = (await expressRecords(logGroupName, arn)).map(fromLogRecord).sort((a, b) => a.id - b.id);
       const { ending } = pathOf(events);
       return { machine, events, description: { name: arn.split(":").slice(-2).join(":"), status: statusOf(ending), startDate: events[0]?.timestamp } };
     }
-    const description = await call("states", "DescribeExecution", { executionArn: arn });
-    const [machine, raw] = await Promise.all([
-      describeMachine(description.stateMachineArn),
+    const [description, raw] = await Promise.all([
+      call("states", "DescribeExecution", { executionArn: arn }),
       allPages(call, "states", "GetExecutionHistory", { executionArn: arn, maxResults: 1000 }, "events"),
     ]);
+    machine ??= await describeMachine(description.stateMachineArn);
     return { machine, description, events: raw.map(fromApiEvent) };
   }
   async function draw() {

@@ -25,12 +25,11 @@ export function pathOf(events) {
   const steps = [];
   const open = []; // steps entered and not yet exited, innermost last
   let ending = null;
+  let lastExited = null; // the state the next one entered came from
   for (const event of events) {
     const details = event.details;
     if (event.type.endsWith("StateEntered")) {
-      const step = { name: details.name, input: details.input, output: undefined, error: undefined, cause: undefined, exited: false, entered: event.timestamp, previous: null };
-      const last = [...steps].reverse().find((s) => s.exited);
-      step.previous = last ? last.name : null;
+      const step = { name: details.name, input: details.input, output: undefined, error: undefined, cause: undefined, exited: false, entered: event.timestamp, previous: lastExited };
       steps.push(step);
       open.push(step);
     } else if (event.type.endsWith("StateExited")) {
@@ -39,6 +38,7 @@ export function pathOf(events) {
         const [step] = open.splice(index, 1);
         step.exited = true;
         step.output = details.output;
+        lastExited = step.name;
       }
     } else if (isFailure(event.type) && open.length) {
       const step = open[open.length - 1];

@@ -151,11 +151,8 @@ def _inspect(
         return
     with _revealing_lock:
         reveal = _revealing.get(id(inspection), False)
-    headers = {
-        name: value
-        for name, value in request.header_items()
-        if reveal or name.title() not in {s.title() for s in secret}
-    }
+    hidden = set() if reveal else {name.title() for name in secret}
+    headers = {name: value for name, value in request.header_items() if name.title() not in hidden}
     protocol = urllib.parse.urlsplit(request.full_url).scheme
     inspection["request"] = {
         "protocol": protocol,
