@@ -7,12 +7,14 @@ import argparse
 import datetime as dt
 import ipaddress
 import json
+import os
+import re
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlsplit
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -29,11 +31,18 @@ from sfn_idempotency.resources import IDEMPOTENCY_ASL, ORDER_WORKFLOW_ASL
 from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH, example_settings
 from sfn_idempotency.wrap import WrapError, wrap_state
 
+if TYPE_CHECKING:
+    from sfn_idempotency.local.request_guard import AccessPolicy
+
 EXIT_FAILED_EXECUTION = 1
 EXIT_BAD_INPUT = 2
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8083
 MIN_PORT, MAX_PORT = 1, 65535
+# A DNS label (and the underscores of container names), dot-separated.
+HOST_NAME = re.compile(
+    r"[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*"
+)
 DEFAULT_WAIT_SECONDS = 300.0
 # flag -> the key Lambda's environment variable it overrides
 SETTING_FLAGS = {
@@ -91,9 +100,16 @@ def endpoint_url(text: str) -> str:
 
 
 def host(text: str) -> str:
-    """An address to listen on: a host name or an IP address, as an endpoint URL can carry it."""
-    if not text or text != text.strip() or urlsplit(f"http://{text}:1").hostname != text.lower().strip("[]"):
-        raise argparse.ArgumentTypeError(f"a host is a name or an IP address, got {text!r}")
+    """A host name (letters, digits, ``-`` and ``_``, dot-separated) or an IP address, as an
+    endpoint URL carries it (IPv6 in brackets)."""
+    bracketed = text.startswith("[") and text.endswith("]")
+    try:
+        address = ipaddress.ip_address(text[1:-1] if bracketed else text)
+        if (address.version == 6) != bracketed:
+            raise ValueError(text)
+    except ValueError:
+        if not HOST_NAME.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"a host is a name or an IP address, got {text!r}") from None
     return text
 
 
@@ -151,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="let the console at the endpoint's root start executions and forget records "
         "(it is read-only without this flag; serve has no authentication)",
     )
+    _add_access_flags(serve)
     _add_setting_flags(serve)
 
     start = commands.add_parser(
@@ -259,7 +276,56 @@ def _add_setting_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--hash-function", metavar="NAME")
 
 
+def _add_access_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "who may call it (serve has no authentication: by default only its own console, and clients "
+        "that send no Origin, such as the AWS CLI and SDKs, on a loopback host name)"
+    )
+    group.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also answer web pages from ORIGIN (scheme://host[:port]); repeatable; "
+        "SFN_IDEMPOTENCY_ALLOW_ORIGINS adds more (separated by commas or spaces)",
+    )
+    group.add_argument(
+        "--allow-any-origin",
+        action="store_true",
+        help="answer every web page you open (unsafe: it warns at start)",
+    )
+    group.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=host,
+        metavar="NAME",
+        help="also answer requests for host NAME (a container's name, say); repeatable; "
+        "SFN_IDEMPOTENCY_ALLOW_HOSTS adds more",
+    )
+
+
 # -- helpers -------------------------------------------------------------------------------------
+def _access_policy(arguments: argparse.Namespace) -> AccessPolicy:
+    """The origins and hosts serve answers: its own, the flags', then the environment's."""
+    from sfn_idempotency.local import request_guard as guard
+
+    origins = [*arguments.allow_origin, *guard.split_list(os.environ.get(guard.ALLOW_ORIGINS_VARIABLE))]
+    hosts = [*arguments.allow_host, *guard.split_list(os.environ.get(guard.ALLOW_HOSTS_VARIABLE))]
+    if "*" in origins:
+        raise CliError(f"to allow every origin, say {guard.ALLOW_ANY_ORIGIN_FLAG} (not '*')")
+    try:
+        return guard.AccessPolicy.build(
+            arguments.host,
+            [arguments.port],
+            origins=origins,
+            hosts=hosts,
+            any_origin=arguments.allow_any_origin,
+        )
+    except guard.BadOriginError as error:
+        raise CliError(f"{guard.ALLOW_ORIGIN_FLAG}: {error}") from None
+
+
 def _settings(arguments: argparse.Namespace) -> IdempotencySettings:
     overrides = {
         env: str(value)
@@ -319,8 +385,16 @@ def serve(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    access = _access_policy(arguments)
+    if access.any_origin:
+        print(
+            "sfn-idempotency: warning: --allow-any-origin: every web page you open can call this "
+            "endpoint (run your handlers, read and write the tables)",
+            file=sys.stderr,
+            flush=True,
+        )
     console = ConsoleSettings(region=DEFAULT_REGION, actions=arguments.console_actions)
-    cloud = LocalCloud(backend=ServerBackend(arguments.host, arguments.port, console))
+    cloud = LocalCloud(backend=ServerBackend(arguments.host, arguments.port, console, access))
     try:
         cloud.start()
     except (PortInUseError, ConsoleAssetMissingError) as error:

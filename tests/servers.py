@@ -51,11 +51,12 @@ def clean_environment() -> dict[str, str]:
     }
 
 
-def start_server() -> subprocess.Popen[str]:
+def start_server(*arguments: str, environment: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``serve`` on a free port with ``arguments``; ``environment`` adds to the clean one."""
     return subprocess.Popen(
-        [CLI, "serve", "--port", str(free_port())],
+        [CLI, "serve", "--port", str(free_port()), *arguments],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_environment(),
+        env={**clean_environment(), **(environment or {})},
     )

@@ -19,6 +19,8 @@ from typing import Any
 
 import airspeed
 
+from sfn_idempotency.local.request_guard import AccessPolicy
+
 ROOT = "$"
 # Java's StringEscapeUtils.escapeJavaScript, which $util.escapeJavaScript is.
 _JAVASCRIPT_ESCAPES = {'"': '\\"', "'": "\\'", "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f"}
@@ -158,7 +160,8 @@ def answer(
 
 
 class LocalRestApi:
-    """A loopback HTTP server for one route; ``start()`` returns its endpoint."""
+    """A loopback HTTP server for one route; ``start()`` returns its endpoint. Every request passes
+    ``access_policy`` first, as every request to ``serve`` does."""
 
     def __init__(
         self,
@@ -166,9 +169,10 @@ class LocalRestApi:
         route: Route,
         start_sync_execution: StartSyncExecution,
         host: str = "127.0.0.1",
+        access_policy: AccessPolicy | None = None,
     ) -> None:
         self.state_machine_arn = state_machine_arn
-        handler = _handler(route, start_sync_execution)
+        handler = _handler(route, start_sync_execution, access_policy or AccessPolicy(listen_host=host))
         self._server = _Server((host, 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="local-rest-api", daemon=True)
 
@@ -191,9 +195,27 @@ class _Server(ThreadingHTTPServer):
     request_queue_size = 128  # the default (5) resets connections under a burst of retries
 
 
-def _handler(route: Route, start_sync_execution: StartSyncExecution) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    route: Route, start_sync_execution: StartSyncExecution, access_policy: AccessPolicy
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def parse_request(self) -> bool:
+            """Refuse, whatever the method, a request the access policy does not admit."""
+            if not super().parse_request():
+                return False
+            headers = {name.lower(): value for name, value in self.headers.items()}
+            refusal = access_policy.refusal(headers)
+            if refusal is None:
+                return True
+            self.close_connection = True  # the refused request's body is never read
+            self.send_response(refusal.status)
+            for name, value in [*refusal.headers, ("Connection", "close")]:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(refusal.body)
+            return False
 
         def setup(self) -> None:
             super().setup()

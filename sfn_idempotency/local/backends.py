@@ -10,7 +10,9 @@ import threading
 from typing import Protocol
 
 from moto import mock_aws
+from moto.core.base_backend import BackendDict
 from moto.core.config import default_user_config
+from moto.core.model_instances import reset_model_data
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -19,6 +21,7 @@ from moto.moto_server.werkzeug_app import (
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from sfn_idempotency.console import ConsoleSettings, check_assets, with_console
+from sfn_idempotency.local.request_guard import AccessPolicy, guarded
 
 
 class PortInUseError(OSError):
@@ -29,6 +32,9 @@ class Backend(Protocol):
     @property
     def endpoint_url(self) -> str | None: ...
 
+    @property
+    def access_policy(self) -> AccessPolicy: ...
+
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
@@ -38,6 +44,9 @@ class InProcessBackend:
     """moto intercepts every botocore call in this process."""
 
     endpoint_url = None
+    # No page is served here; a loopback server the engine starts (the HTTP front door) still
+    # answers loopback host names only, and no web origin.
+    access_policy = AccessPolicy()
 
     def __init__(self) -> None:
         self._mock = mock_aws(config={"stepfunctions": {"execute_state_machine": True}})
@@ -51,13 +60,21 @@ class InProcessBackend:
 
 class ServerBackend:
     """moto's server on ``host:port``; the interpreter calls back into it for DynamoDB. With
-    ``console`` settings it also serves the console's page at the endpoint's root."""
+    ``console`` settings it also serves the console's page at the endpoint's root. Every request
+    passes ``access_policy`` first (default: loopback host names, and the console's own origins)."""
 
-    def __init__(self, host: str, port: int, console: ConsoleSettings | None = None) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        console: ConsoleSettings | None = None,
+        access_policy: AccessPolicy | None = None,
+    ) -> None:
         self.host = host
         self.port = port
         self.endpoint_url = f"http://{host}:{port}"
         self.console = console
+        self.access_policy = access_policy or AccessPolicy.build(host, [port])
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
         self._saved_execute: bool | None = None
@@ -75,8 +92,9 @@ class ServerBackend:
         os.environ["MOTO_PORT"] = str(self.port)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
         app = DomainDispatcherApplication(create_backend_app)
-        wsgi = app if self.console is None else with_console(app, self.console)
-        # As moto's ThreadedMotoServer does, with the console's files in front of moto's dispatch.
+        wsgi = guarded(app if self.console is None else with_console(app, self.console), self.access_policy)
+        # As moto's ThreadedMotoServer does, with the request guard, then the console's files, in
+        # front of moto's dispatch.
         self._server = make_server(self.host, self.port, wsgi, True, request_handler=MotoRequestHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
@@ -85,6 +103,10 @@ class ServerBackend:
         if self._server is not None and self._thread is not None:
             self._server.shutdown()
             self._thread.join()
+            self._server.server_close()
+        # As mock_aws does when it stops: the next cloud in this process starts empty.
+        BackendDict.reset()
+        reset_model_data()
         default_user_config["stepfunctions"]["execute_state_machine"] = bool(self._saved_execute)
         if self._saved_port is None:
             os.environ.pop("MOTO_PORT", None)

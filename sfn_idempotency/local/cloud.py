@@ -26,6 +26,7 @@ from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
+from sfn_idempotency.local.request_guard import AccessPolicy
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
@@ -162,6 +163,7 @@ class LocalCloud:
         finally:
             compat.interceptor.hooks.clear()
             compat.forget_clients()
+            compat.remove_code_folders()
             compat.retry_time.scale = 1.0
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)
@@ -181,6 +183,11 @@ class LocalCloud:
     @property
     def endpoint_url(self) -> str | None:
         return self.backend.endpoint_url
+
+    @property
+    def access_policy(self) -> AccessPolicy:
+        """Who the endpoints this cloud serves answer (see sfn_idempotency.local.request_guard)."""
+        return self.backend.access_policy
 
     def client(self, service: str, *, inject_host_prefix: bool = True) -> Any:
         """A boto3 client for this cloud (its credentials are fake and never leave the machine).

@@ -146,7 +146,7 @@ class LambdaRuntime:
     def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
         if (service, operation) != ("lambda", "Invoke"):
             return None
-        function = self._functions.get(_function_name(str(params.get("FunctionName", ""))))
+        function = self._functions.get(function_name_of(str(params.get("FunctionName", ""))))
         if function is None:
             return None
         return self.invoke(function, params.get("Payload"))
@@ -174,7 +174,7 @@ class LambdaRuntime:
         return Reply.lambda_payload(result)
 
 
-def _function_name(reference: str) -> str:
+def function_name_of(reference: str) -> str:
     """A name, a partial or full ARN, with or without qualifier: the function's name."""
     parts = unquote(reference).split(":")
     return parts[parts.index("function") + 1] if "function" in parts else parts[0]

@@ -247,7 +247,12 @@ class IdempotentService:
             stage_variables={"stateMachineArn": machine, "retryAfterSeconds": str(retry_after)},
         )
         sync = self.cloud.client("stepfunctions", inject_host_prefix=False)
-        return LocalRestApi(machine, route, lambda call: dict(sync.start_sync_execution(**call)))
+        return LocalRestApi(
+            machine,
+            route,
+            lambda call: dict(sync.start_sync_execution(**call)),
+            access_policy=self.cloud.access_policy,
+        )
 
     def nest_in(self, asl: Path, name: str) -> str:
         """A workflow (the order pipeline, the SQS batch) that runs this one with startExecution.sync:2."""

@@ -33,13 +33,13 @@ CHROMIUM_FLAGS = [
 ]
 
 
-def chromium(user_data_dir: str) -> webdriver.Chrome:
+def chromium(user_data_dir: str, *flags: str) -> webdriver.Chrome:
     browser, driver = shutil.which("chromium"), shutil.which("chromedriver")
     if browser is None or driver is None:
         raise RuntimeError("Debian's chromium and chromium-driver are missing: run `make browser` as root")
     options = webdriver.ChromeOptions()
     options.binary_location = browser
-    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={user_data_dir}"]:
+    for flag in [*CHROMIUM_FLAGS, f"--user-data-dir={user_data_dir}", *flags]:
         options.add_argument(flag)
     return webdriver.Chrome(options=options, service=Service(executable_path=driver))
 

@@ -75,7 +75,8 @@ lambda_runtime (functions created through the Lambda API)
   22. [L20] Python zips run in process as AWS's Python runtime runs them (moto needs Docker): the
       result, or errorMessage/errorType/requestId/stackTrace; bytes as they are; the function's
       environment; ``Sandbox.Timedout`` past its timeout. The answer names ``ExecutedVersion``, and
-      an unknown function's Cause its ``$LATEST`` qualifier.
+      an unknown function's Cause its ``$LATEST`` qualifier. A deleted function's unpacked code
+      is removed, and all of it when the cloud closes.
 
 execution_logs (CloudWatch Logs)
   30. [L25] An execution whose state machine logs to a CloudWatch Logs group writes its history
@@ -113,6 +114,7 @@ from sfn_idempotency.local.compat import (
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
 from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
+from sfn_idempotency.local.compat.lambda_runtime import remove_code_folders
 from sfn_idempotency.local.compat.patching import Patch, keep, replace
 
 __all__ = [
@@ -125,6 +127,7 @@ __all__ = [
     "incompatibilities",
     "install",
     "interceptor",
+    "remove_code_folders",
     "retry_time",
     "sync_executions",
     "sync_executions_lock",

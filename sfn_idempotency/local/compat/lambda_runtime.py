@@ -4,13 +4,19 @@ which the local engine does not need or have.
 
 Each invocation loads nothing twice: the zip is unpacked once per code hash and its handler loaded
 once, as a warm container would keep it; the function's environment is applied during the call.
+The unpacked code lives in one folder per process, under the system's temporary folder: a
+function's part goes when the function is deleted, the whole when the cloud closes (or, at the
+latest, when the process exits).
 """
 
 from __future__ import annotations
 
+import atexit
 import base64
 import io
 import json
+import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -22,7 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import Patch
-from sfn_idempotency.local.lambdas import Handler, LocalLambdaContext, cold_start, error_payload
+from sfn_idempotency.local.lambdas import (
+    Handler,
+    LocalLambdaContext,
+    cold_start,
+    error_payload,
+    function_name_of,
+)
 
 _MODELS = "moto.awslambda.models"
 _LATEST = "$LATEST"
@@ -30,6 +42,7 @@ _UNQUALIFIED_ARN_COLONS = 6  # arn:aws:lambda:<region>:<account>:function:<name>
 _environment_lock = threading.Lock()
 _loading_lock = threading.Lock()
 _handlers: dict[tuple[str, str], tuple[Handler, Path]] = {}
+_code_root: Path | None = None  # this process's folder of unpacked code, made at the first need
 _TASK_ROOT = "/var/task"  # where AWS unpacks the code: the stack trace names it, not a local folder
 
 
@@ -51,11 +64,40 @@ def _handler(function: Any) -> tuple[Handler, Path]:
     with _loading_lock:
         loaded = _handlers.get(key)
         if loaded is None:
-            task_dir = Path(tempfile.mkdtemp(prefix=f"sfn-local-{function.function_name}-"))
+            # New code for the same function (UpdateFunctionCode): the old folder has no more use.
+            _remove_where(lambda arn, sha: arn == function.function_arn)
+            task_dir = Path(tempfile.mkdtemp(prefix=f"{function.function_name}-", dir=_root()))
             zipfile.ZipFile(io.BytesIO(function.code_bytes)).extractall(task_dir)
             loaded = cold_start(task_dir, function.handler, _environment(function)), task_dir
             _handlers[key] = loaded
     return loaded
+
+
+def _root() -> Path:
+    global _code_root
+    if _code_root is None:
+        _code_root = Path(tempfile.mkdtemp(prefix="sfn-local-"))
+        atexit.register(remove_code_folders)
+    return _code_root
+
+
+def _remove_where(condition: Callable[[str, str], bool]) -> None:
+    """Forget the loaded handlers the condition names, and remove their folders (lock held)."""
+    for key in [key for key in _handlers if condition(*key)]:
+        _, task_dir = _handlers.pop(key)
+        if str(task_dir) in sys.path:  # cold_start put it there for the handler's own imports
+            sys.path.remove(str(task_dir))
+        shutil.rmtree(task_dir, ignore_errors=True)
+
+
+def remove_code_folders() -> None:
+    """Every function's unpacked code, and the process's folder for it (the cloud is closing)."""
+    global _code_root
+    with _loading_lock:
+        _remove_where(lambda arn, sha: True)
+        if _code_root is not None:
+            shutil.rmtree(_code_root, ignore_errors=True)
+            _code_root = None
 
 
 def _environment(function: Any) -> dict[str, str]:
@@ -212,8 +254,25 @@ def _qualified_not_found(original: Callable[..., Any]) -> Callable[..., Any]:
     return invoke
 
 
+def _remove_deleted_code(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``LambdaBackend.delete_function``: a deleted function (or version) leaves no code behind."""
+
+    def delete_function(self: Any, function_name: str, qualifier: str | None = None) -> None:
+        original(self, function_name, qualifier)
+        name = function_name_of(function_name)
+        with _loading_lock:
+            _remove_where(
+                lambda arn, sha: (
+                    function_name_of(arn) == name and (qualifier is None or arn.endswith(f":{qualifier}"))
+                )
+            )
+
+    return delete_function
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(22, f"{_MODELS}:LambdaFunction", "invoke", _invoke_in_process),
     Patch(22, f"{_MODELS}:LambdaFunction", "_invoke_lambda", _run_lambda_in_process),
     Patch(22, f"{_MODELS}:LambdaBackend", "invoke", _qualified_not_found),
+    Patch(22, f"{_MODELS}:LambdaBackend", "delete_function", _remove_deleted_code),
 )
