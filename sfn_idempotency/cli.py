@@ -32,6 +32,7 @@ from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESP
 from sfn_idempotency.wrap import WrapError, wrap_state
 
 if TYPE_CHECKING:
+    from sfn_idempotency.local.mock_files import MockConfigSource
     from sfn_idempotency.local.request_guard import AccessPolicy
 
 EXIT_FAILED_EXECUTION = 1
@@ -166,6 +167,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the console at the endpoint's root start executions and forget records "
         "(it is read-only without this flag; serve has no authentication)",
+    )
+    serve.add_argument(
+        "--mock-config",
+        metavar="PATH",
+        default=os.environ.get("SFN_MOCK_CONFIG"),
+        help="Step Functions Local's mock file, for executions started as <stateMachineArn>#<TestCase>; "
+        "read again whenever it changes (default: $SFN_MOCK_CONFIG)",
     )
     _add_access_flags(serve)
     _add_setting_flags(serve)
@@ -326,6 +334,28 @@ def _access_policy(arguments: argparse.Namespace) -> AccessPolicy:
         raise CliError(f"{guard.ALLOW_ORIGIN_FLAG}: {error}") from None
 
 
+def _mock_config(path: str | None, stop: threading.Event) -> MockConfigSource | None:
+    """serve's mock file: its state now, and each change after, one line on stderr. A bad or
+    missing file does not stop serve: mocked starts are refused with its fault until it is mended."""
+    from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource, report_changes
+
+    if not path:
+        return None
+
+    def report(line: str) -> None:
+        print(f"sfn-idempotency: {line}", file=sys.stderr, flush=True)
+
+    source = MockConfigSource(path)
+    try:
+        report(f"mock configuration {path}: {len(source.current().test_cases)} test case(s)")
+    except MockConfigError as error:
+        report(str(error))
+    threading.Thread(
+        target=report_changes, args=(source, report, stop), name="mock-config", daemon=True
+    ).start()
+    return source
+
+
 def _settings(arguments: argparse.Namespace) -> IdempotencySettings:
     overrides = {
         env: str(value)
@@ -394,7 +424,10 @@ def serve(arguments: argparse.Namespace) -> int:
             flush=True,
         )
     console = ConsoleSettings(region=DEFAULT_REGION, actions=arguments.console_actions)
-    cloud = LocalCloud(backend=ServerBackend(arguments.host, arguments.port, console, access))
+    mocks = _mock_config(arguments.mock_config, stop)
+    cloud = LocalCloud(
+        backend=ServerBackend(arguments.host, arguments.port, console, access), mock_config=mocks
+    )
     try:
         cloud.start()
     except (PortInUseError, ConsoleAssetMissingError) as error:
@@ -425,6 +458,7 @@ def serve(arguments: argparse.Namespace) -> int:
             "claimReleaseStateMachineArns": releases,
             "apiEndpoint": api.start(),
             "tableName": service.table_name,
+            **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
         }
         print(json.dumps(ready), flush=True)
         stop.wait()

@@ -3,6 +3,9 @@
 - ``local_cloud``: a started LocalCloud (moto Step Functions, DynamoDB, EventBridge, in-process
   Lambdas), closed after the test. Retry waits are cut to zero so Retry policies run instantly.
 - ``idempotent_service``: the project's workflow deployed on it with the example configuration.
+- ``@pytest.mark.sfn_mock_config(path_or_dict)``: the ``local_cloud`` of that test reads Step
+  Functions Local's mock file (a relative path is the test file's folder's), for executions started
+  as ``<stateMachineArn>#<TestCase>``.
 
 The engine is imported when a fixture is used, not when pytest loads the plugin: a project that
 installed only ``[cdk]`` keeps a working pytest.
@@ -11,7 +14,8 @@ installed only ``[cdk]`` keeps a working pytest.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from sfn_idempotency.testing import IdempotentService, LocalCloud
 
 _RETRY_WAIT_SCALE = "sfn_local_retry_wait_scale"
+MOCK_CONFIG_MARKER = "sfn_mock_config"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -27,13 +32,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{MOCK_CONFIG_MARKER}(path_or_dict): the local_cloud fixture reads this Step Functions Local mock file",
+    )
+
+
 @pytest.fixture
 def local_cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
     from sfn_idempotency.testing import LocalCloud
 
     scale = float(request.config.getini(_RETRY_WAIT_SCALE))
-    with LocalCloud(retry_wait_scale=scale) as cloud:
+    with LocalCloud(retry_wait_scale=scale, mock_config=_marked_mock_config(request)) as cloud:
         yield cloud
+
+
+def _marked_mock_config(request: pytest.FixtureRequest) -> Any:
+    marker = request.node.get_closest_marker(MOCK_CONFIG_MARKER)
+    if marker is None:
+        return None
+    (config,) = marker.args
+    if isinstance(config, str | Path) and not Path(config).is_absolute():
+        return Path(request.path).parent / config
+    return config
 
 
 @pytest.fixture

@@ -20,12 +20,13 @@ from botocore.config import Config
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, history, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import compat
+from sfn_idempotency.local import compat, mock_files
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
+from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
 from sfn_idempotency.local.request_guard import AccessPolicy
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
@@ -117,8 +118,14 @@ class LocalCloud:
     _active: LocalCloud | None = None
 
     def __init__(
-        self, region: str = DEFAULT_REGION, retry_wait_scale: float = 1.0, backend: Backend | None = None
+        self,
+        region: str = DEFAULT_REGION,
+        retry_wait_scale: float = 1.0,
+        backend: Backend | None = None,
+        mock_config: MockConfigInput | MockConfigSource | None = None,
     ) -> None:
+        """``mock_config``: Step Functions Local's mock file (a path, read again when it changes) or
+        its content as a dict, for executions started as ``<stateMachineArn>#<TestCase>``."""
         compat.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region = region
         self.account = MOTO_ACCOUNT
@@ -132,6 +139,13 @@ class LocalCloud:
         self._log_levels: dict[str, int] = {}
         self._inline_substitutions: dict[str, str] | None = None
         self._sfn_unprefixed: Any = None
+        self.mock_config = (
+            mock_config
+            if mock_config is None or isinstance(mock_config, MockConfigSource)
+            else MockConfigSource(mock_config)
+        )
+        if self.mock_config is not None and not isinstance(mock_config, MockConfigSource):
+            self.mock_config.current()  # a bad file fails here, in the test that named it
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> Self:
@@ -139,6 +153,8 @@ class LocalCloud:
         if LocalCloud._active is not None:
             raise EngineError("a LocalCloud is already running in this process; close it first")
         compat.install()
+        mock_files.install()
+        mock_files.activate(self.mock_config)
         self.backend.start()
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
@@ -164,6 +180,7 @@ class LocalCloud:
             compat.interceptor.hooks.clear()
             compat.forget_clients()
             compat.remove_code_folders()
+            mock_files.activate(None)
             compat.retry_time.scale = 1.0
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)

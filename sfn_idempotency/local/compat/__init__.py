@@ -115,7 +115,7 @@ from sfn_idempotency.local.compat.answers import sync_executions, sync_execution
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
 from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
 from sfn_idempotency.local.compat.lambda_runtime import remove_code_folders
-from sfn_idempotency.local.compat.patching import Patch, keep, replace
+from sfn_idempotency.local.compat.patching import Patch, apply, missing
 
 __all__ = [
     "MAX_STATUS_EVENT_DATA_BYTES",
@@ -159,16 +159,7 @@ class IncompatibleMotoError(RuntimeError):
 
 def incompatibilities() -> list[str]:
     """What each fix needs from moto and this moto lacks (empty: every fix applies)."""
-    problems = []
-    for patch in PATCHES:
-        try:
-            owner = patch.resolve_owner()
-        except (ImportError, AttributeError) as error:
-            problems.append(f"fix {patch.fix}: {patch.owner} is missing ({error})")
-            continue
-        if not hasattr(owner, patch.attribute):
-            problems.append(f"fix {patch.fix}: {patch.owner}.{patch.attribute} is missing")
-    return problems
+    return missing(PATCHES)
 
 
 def check() -> None:
@@ -186,9 +177,7 @@ def install() -> None:
     """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
     check()
     interpreter.interpreter_modules()
-    for patch in PATCHES:
-        if patch.build is not keep:
-            replace(patch.resolve_owner(), patch.attribute, patch.build)
+    apply(PATCHES)
     interpreter.route_task_clients()
     answers.install_start_sync_execution()
     definitions.install_validate_state_machine_definition()

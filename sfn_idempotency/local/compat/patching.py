@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+CAPABILITY = 0  # the "fix" number of a patch that adds a capability (mock files...), not a fix
+
 
 @dataclass(frozen=True)
 class Patch:
@@ -39,3 +41,24 @@ def replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
 def add(owner: str, attribute: str, value: Any) -> None:
     """An operation moto lacks, added rather than replaced (``owner`` as in ``Patch``)."""
     setattr(Patch(0, owner, attribute, keep).resolve_owner(), attribute, value)
+
+
+def missing(patches: tuple[Patch, ...]) -> list[str]:
+    """What each patch needs from moto and this moto lacks (empty: every patch applies)."""
+    problems = []
+    for patch in patches:
+        try:
+            owner = patch.resolve_owner()
+        except (ImportError, AttributeError) as error:
+            problems.append(f"fix {patch.fix}: {patch.owner} is missing ({error})")
+            continue
+        if not hasattr(owner, patch.attribute):
+            problems.append(f"fix {patch.fix}: {patch.owner}.{patch.attribute} is missing")
+    return problems
+
+
+def apply(patches: tuple[Patch, ...]) -> None:
+    """Every patch that replaces something, replaced (idempotent: rebuilt from the originals)."""
+    for patch in patches:
+        if patch.build is not keep:
+            replace(patch.resolve_owner(), patch.attribute, patch.build)
