@@ -48,7 +48,7 @@ def run_case(cloud: LocalCloud, arn: str, case: str, execution_input: Any = None
     return cloud.wait(started["executionArn"])
 
 
-def config(machines: dict[str, dict[str, dict[str, str]]], responses: dict[str, Any]) -> dict[str, Any]:
+def config(machines: dict[str, dict[str, dict[str, Any]]], responses: dict[str, Any]) -> dict[str, Any]:
     return {
         "StateMachines": {name: {"TestCases": cases} for name, cases in machines.items()},
         "MockedResponses": responses,
