@@ -4,6 +4,7 @@ inspect and forget records, draw the state machine."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import ipaddress
 import json
@@ -337,7 +338,7 @@ def _access_policy(arguments: argparse.Namespace) -> AccessPolicy:
 def _mock_config(path: str | None, stop: threading.Event) -> MockConfigSource | None:
     """serve's mock file: its state now, and each change after, one line on stderr. A bad or
     missing file does not stop serve: mocked starts are refused with its fault until it is mended."""
-    from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource, report_changes
+    from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource, keep_reading
 
     if not path:
         return None
@@ -345,14 +346,10 @@ def _mock_config(path: str | None, stop: threading.Event) -> MockConfigSource | 
     def report(line: str) -> None:
         print(f"sfn-idempotency: {line}", file=sys.stderr, flush=True)
 
-    source = MockConfigSource(path)
-    try:
+    source = MockConfigSource(path, on_change=report)
+    with contextlib.suppress(MockConfigError):  # a fault is reported as it is read
         report(f"mock configuration {path}: {len(source.current().test_cases)} test case(s)")
-    except MockConfigError as error:
-        report(str(error))
-    threading.Thread(
-        target=report_changes, args=(source, report, stop), name="mock-config", daemon=True
-    ).start()
+    threading.Thread(target=keep_reading, args=(source, stop), name="mock-config", daemon=True).start()
     return source
 
 

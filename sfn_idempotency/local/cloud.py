@@ -20,7 +20,7 @@ from botocore.config import Config
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, history, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import compat, mock_files
+from sfn_idempotency.local import activities, compat, mock_files
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
@@ -155,6 +155,7 @@ class LocalCloud:
         compat.install()
         mock_files.install()
         mock_files.activate(self.mock_config)
+        activities.install()
         self.backend.start()
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
@@ -181,6 +182,7 @@ class LocalCloud:
             compat.forget_clients()
             compat.remove_code_folders()
             mock_files.activate(None)
+            activities.forget()
             compat.retry_time.scale = 1.0
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)

@@ -17,6 +17,7 @@ test case from the ARN, and counts runs per state.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import copy
 import json
@@ -188,14 +189,16 @@ class MockConfigSource:
 
     ``current()`` answers the configuration, or raises the MockConfigError of the file as it is now
     (a missing file, malformed JSON, a bad response...): mocked starts are refused with it.
+    ``on_change`` hears each new fault once, and the file's recovery, whoever read it.
     """
 
-    def __init__(self, config: MockConfigInput) -> None:
+    def __init__(self, config: MockConfigInput, on_change: Callable[[str], None] | None = None) -> None:
         self._lock = threading.Lock()
         self._path: Path | None = None
         self._stamp: tuple[int, int] | None = None
         self._config: MockConfig | None = None
         self._error: MockConfigError | None = None
+        self._on_change = on_change
         if isinstance(config, Mapping):
             self._config = MockConfig.parse(
                 copy.deepcopy(dict(config)), "the mock configuration given as a dict"
@@ -217,40 +220,34 @@ class MockConfigSource:
             return self._config
 
     def _reload_if_changed(self, path: Path) -> None:
+        before = self._error
         try:
             status = path.stat()
         except OSError as error:
             self._stamp, self._error = None, MockConfigError(f"{path}: cannot read: {error.strerror}")
-            return
-        stamp = (status.st_mtime_ns, status.st_size)
-        if stamp == self._stamp:
-            return
-        self._stamp = stamp
-        try:
-            self._config, self._error = MockConfig.parse(_read_json(path), str(path)), None
-        except MockConfigError as error:
-            self._error = error
+        else:
+            stamp = (status.st_mtime_ns, status.st_size)
+            if stamp == self._stamp:
+                return
+            self._stamp = stamp
+            try:
+                self._config, self._error = MockConfig.parse(_read_json(path), str(path)), None
+            except MockConfigError as error:
+                self._error = error
+        if self._on_change is not None and str(before) != str(self._error):
+            if self._error is not None:
+                self._on_change(str(self._error))
+            elif before is not None and self._config is not None:  # mended
+                self._on_change(
+                    f"mock configuration {path}: read again, {len(self._config.test_cases)} test case(s)"
+                )
 
 
-def report_changes(
-    source: MockConfigSource, report: Callable[[str], None], stop: threading.Event, interval: float = 1.0
-) -> None:
-    """Until ``stop``: read the file when it changes and ``report`` each new fault, and the recovery
-    (the state it starts from is the caller's to report)."""
-    last = _fault(source)
+def keep_reading(source: MockConfigSource, stop: threading.Event, interval: float = 1.0) -> None:
+    """Until ``stop``: read the file when it changes, so that a fault is said when it is saved."""
     while not stop.wait(interval):
-        now = _fault(source)
-        if now != last:
-            report(now if now is not None else f"mock configuration {source.path}: reloaded")
-            last = now
-
-
-def _fault(source: MockConfigSource) -> str | None:
-    try:
-        source.current()
-    except MockConfigError as error:
-        return str(error)
-    return None
+        with contextlib.suppress(MockConfigError):
+            source.current()
 
 
 def _read_json(path: Path) -> Any:
@@ -336,13 +333,16 @@ def _constructed_with_the_test_case(original: Callable[..., None]) -> Callable[.
     return init
 
 
-def _responding_in_turn(_original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def _responding_in_turn(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """The n-th run of a mocked state takes the n-th response (moto indexed by the retry count,
-    which starts again at 0 in every loop iteration and Map item)."""
+    which starts again at 0 in every loop iteration and Map item). TestState's own mocks (fix 29)
+    stay moto's."""
 
     def current(env: Any) -> Any:
         from moto.stepfunctions.parser.mocking.mock_config import MockedResponseReturn, MockedResponseThrow
 
+        if not isinstance(env.mock_test_case, MockTestCase):
+            return original(env)
         response = env.mock_test_case.next_response(env.next_state_name)
         if response.error is not None:
             return MockedResponseThrow(0, 0, response.error, response.cause or "")
@@ -351,10 +351,12 @@ def _responding_in_turn(_original: Callable[[Any], Any]) -> Callable[[Any], Any]
     return current
 
 
-def _mocked_state(_original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+def _mocked_state(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
     def is_mocked_mode(env: Any) -> bool:
         test_case = env.mock_test_case
-        return isinstance(test_case, MockTestCase) and env.next_state_name in test_case.states
+        if not isinstance(test_case, MockTestCase):
+            return original(env)
+        return env.next_state_name in test_case.states
 
     return is_mocked_mode
 

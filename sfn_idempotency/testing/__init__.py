@@ -5,6 +5,8 @@
   API errors, function errors and delays.
 - ``IdempotentService``: the idempotent workflow deployed on a LocalCloud as the construct deploys it.
 - ``ExecutionResult``: status, output, error, cause, visited states and history of one execution.
+- ``ActivityWorker``: a Python function as an activity's worker, through the API, for a test.
+- ``LocalCloud(mock_config=...)``: Step Functions Local's mock file, for ``<arn>#<TestCase>`` starts.
 - ``load_settings`` / ``IdempotencySettings``: the key Lambda's configuration (``IDEMPOTENCY_*``
   names), validated as the Lambda validates it at cold start; ``example_settings``: the example's.
 
@@ -13,6 +15,7 @@ The pytest plugin (registered on install) provides the fixtures ``local_cloud`` 
 """
 
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.local.activities import ActivityWorker
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.compat import IncompatibleMotoError
@@ -22,6 +25,7 @@ from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 
 __all__ = [
+    "ActivityWorker",
     "EngineError",
     "ExecutionResult",
     "FaultPlan",

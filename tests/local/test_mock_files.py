@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource
+from tests.servers import read_ready_line, start_server
 
 ROLE = "arn:aws:iam::123456789012:role/mocked"
 MISSING_FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:not-deployed"
@@ -513,3 +517,67 @@ def test_the_marker_gives_local_cloud_its_mock_configuration(local_cloud: LocalC
 def test_the_marker_reads_a_file_beside_the_test(local_cloud: LocalCloud):
     result = run_case(local_cloud, machine(local_cloud, "checkout", CHECKOUT, "Charge"), "HappyPath")
     assert result.output == {"charged": "from the file beside the test"}
+
+
+# -- serve -----------------------------------------------------------------------------------------
+SERVE_DEADLINE_SECONDS = 30
+
+
+def test_serve_reads_sfn_mock_config_and_names_each_fault_once(tmp_path: Path):
+    # Given serve started with the variable Step Functions Local reads
+    path = tmp_path / "MockConfigFile.json"
+    placed = lambda_answer({"orderId": "o-9", "status": "PLACED"})
+    write(path, config({"idempotency": {"Placed": {"Execute": "placed"}}}, {"placed": {"0": placed}}))
+    process = start_server(environment={"SFN_MOCK_CONFIG": str(path)})
+    try:
+        ready = read_ready_line(process)
+        sfn = boto3.client(
+            "stepfunctions",
+            endpoint_url=ready["endpoint"],
+            region_name="us-east-1",
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+        machine = next(arn for arn in ready["stateMachineArns"] if arn.endswith(":idempotency"))
+
+        # When an order runs as the test case
+        started = sfn.start_execution(
+            stateMachineArn=f"{machine}#Placed", input=json.dumps({"orderId": "o-9"})
+        )
+        output = wait_for_output(sfn, started["executionArn"])
+
+        # When the file is saved broken, mocked starts are refused until it is mended
+        write(path, '{"StateMachines": ')
+        refusal = poll_until_refused(sfn, machine)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=SERVE_DEADLINE_SECONDS)
+
+    # Then the mocked step answered, the ready line named the file, and the fault was said once
+    assert ready["mockConfig"] == str(path)
+    assert output == {"orderId": "o-9", "status": "PLACED"}
+    fault = f"{path}: line 1 column 19: malformed JSON: Expecting value"
+    assert fault in refusal
+    assert f"mock configuration {path}: 1 test case(s)" in stderr
+    assert stderr.count(fault) == 1
+
+
+def wait_for_output(sfn: Any, execution_arn: str) -> Any:
+    deadline = time.monotonic() + SERVE_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
+        described = sfn.describe_execution(executionArn=execution_arn)
+        if described["status"] != "RUNNING":
+            return json.loads(described.get("output", "null"))
+        time.sleep(0.05)
+    raise AssertionError(f"{execution_arn} did not end within {SERVE_DEADLINE_SECONDS} s")
+
+
+def poll_until_refused(sfn: Any, machine: str) -> str:
+    deadline = time.monotonic() + SERVE_DEADLINE_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            sfn.start_execution(stateMachineArn=f"{machine}#Placed", input=json.dumps({"orderId": "o-10"}))
+        except ClientError as error:
+            return str(error.response["Error"]["Message"])
+        time.sleep(0.1)
+    raise AssertionError("a broken mock file was never refused")

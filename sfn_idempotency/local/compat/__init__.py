@@ -83,6 +83,13 @@ execution_logs (CloudWatch Logs)
       events there in Step Functions' log format (moto built no logging session, and its publisher
       could not write to moto's Logs); Express executions are read back from there.
 
+callbacks (activities, and Tasks that wait for a token)
+  34. [L27] An activity whose heartbeats stop fails with ``States.HeartbeatTimeout`` (moto: ``States.Timeout``);
+      one no worker took times out with ``States.Timeout``.
+  35. [L28] CreateActivity under a taken name answers that activity (moto refused it).
+  36. [L29] SendTaskFailure carries its cause (moto dropped it).
+  37. [L28] A missing activity is named as AWS names it.
+
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
 
@@ -99,6 +106,7 @@ import importlib.metadata
 
 from sfn_idempotency.local.compat import (
     answers,
+    callbacks,
     definitions,
     dynamodb,
     events,
@@ -150,6 +158,7 @@ PATCHES: tuple[Patch, ...] = (
     *execution_logs.PATCHES,
     *services.PATCHES,
     *http_task.PATCHES,
+    *callbacks.PATCHES,
 )
 
 
