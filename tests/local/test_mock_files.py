@@ -15,6 +15,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from sfn_idempotency.inline_workflows import order_pipeline
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource
 from tests.servers import read_ready_line, start_server
@@ -372,6 +373,32 @@ def test_the_business_step_is_mocked_while_the_claim_is_real():
         assert replayed.output == placed.output
         assert "Execute" not in replayed.states
         # the real business Lambda never ran
+        assert service.business_runs == 0
+
+
+def test_the_business_step_of_an_inline_idempotent_step_is_mocked_by_its_prefixed_name():
+    # Given the Express order pipeline whose PlaceOrder Task is wrapped inline (IdempotentStep)
+    mocks = config(
+        {"order-pipeline-inline": {"Placed": {"PlaceOrder.Execute": "placed"}}},
+        {"placed": {"0": lambda_answer({"orderId": "o-inline", "placedOrderId": "p-1", "status": "PLACED"})}},
+    )
+    with LocalCloud(mock_config=mocks) as cloud:
+        service = IdempotentService(cloud)
+        machine = service.deploy_inline(order_pipeline(service.settings), "order-pipeline-inline")
+        order = {"orderId": "o-inline", "amount": 3}
+        sync = cloud.client("stepfunctions", inject_host_prefix=False)
+
+        # When the pipeline runs twice as the test case
+        first = sync.start_sync_execution(stateMachineArn=f"{machine}#Placed", input=json.dumps(order))
+        again = sync.start_sync_execution(stateMachineArn=f"{machine}#Placed", input=json.dumps(order))
+
+        # Then the mocked step ran once (the second replayed the real record) and no Lambda ran
+        assert first["status"] == "SUCCEEDED", first.get("cause")
+        assert json.loads(again["output"]) == json.loads(first["output"])
+        assert "p-1" in first["output"]
+        record = service.record_for(order)
+        assert record is not None
+        assert record["status"]["S"] == "COMPLETED"
         assert service.business_runs == 0
 
 
