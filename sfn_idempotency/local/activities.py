@@ -81,12 +81,17 @@ def _backend(activity_arn: str) -> Any:
 class _ActivityStore:
     """What the interpreter looks an activity up in: the activities the API created, live."""
 
-    def get(self, activity_arn: str) -> TaskQueue | None:
+    def get(self, activity_arn: str) -> TaskQueue:
+        # The error the activity state turns into its failure (moto's own lookup raised another).
+        from moto.stepfunctions.parser.api import ActivityDoesNotExist
+
         try:
             exists = activity_arn in _backend(activity_arn).activities
         except (ValueError, KeyError):
-            return None
-        return queue(activity_arn) if exists else None
+            exists = False
+        if not exists:
+            raise ActivityDoesNotExist(f"Activity Does Not Exist: '{activity_arn}'")
+        return queue(activity_arn)
 
 
 _STORE = _ActivityStore()

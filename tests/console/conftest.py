@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import http.server
 import shutil
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,3 +97,23 @@ class Page:
 @pytest.fixture
 def page(browser: webdriver.Chrome, served: Showcase) -> Page:
     return Page(browser, served.url)
+
+
+@contextmanager
+def static_site(folder: Path) -> Iterator[str]:
+    """``folder``'s files on a loopback port of their own (another origin than any served cloud)."""
+    handler = functools.partial(_QuietHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass

@@ -3,11 +3,8 @@ ships (no CDN), as a reader sees it."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.wait import WebDriverWait
 
 from tests import REPOSITORY_ROOT
+from tests.console.conftest import static_site
 
 pytestmark = pytest.mark.browser
 BUILD_DEADLINE_SECONDS = 300
@@ -33,20 +31,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         timeout=BUILD_DEADLINE_SECONDS,
         check=True,
     )
-    handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
+    with static_site(folder) as url:
+        yield url
 
 
 def test_the_flows_graph_renders_from_the_shipped_mermaid(browser: webdriver.Chrome, site: str):

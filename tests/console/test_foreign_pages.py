@@ -3,16 +3,14 @@
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from selenium import webdriver
 
-from tests.console.conftest import PAGE_DEADLINE_SECONDS, chromium
+from tests.console.conftest import PAGE_DEADLINE_SECONDS, chromium, static_site
 from tests.console.showcase import Showcase
 
 pytestmark = pytest.mark.browser
@@ -43,29 +41,14 @@ fetch(endpoint, {method: "POST", mode: "no-cors", headers: {"Content-Type": "tex
 
 
 @pytest.fixture(scope="module")
-def foreign_page() -> Iterator[str]:
+def foreign_page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A blank page on another loopback port: another origin, as any web site is."""
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _BlankPage)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-class _BlankPage(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"<!doctype html><title>a web site</title><p>nothing to see"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return
+    folder = tmp_path_factory.mktemp("a-web-site")
+    (folder / "index.html").write_text(
+        "<!doctype html><title>a web site</title><p>nothing to see", encoding="utf-8"
+    )
+    with static_site(folder) as url:
+        yield f"{url}/"
 
 
 def run_in_page(driver: webdriver.Chrome, script: str, *arguments: Any) -> Any:

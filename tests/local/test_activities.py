@@ -186,3 +186,14 @@ def test_a_callback_whose_heartbeat_lapses_ends_in_states_timeout_as_recorded(lo
     timed_out = next(e for e in result.history if e["type"] == "TaskTimedOut")
     assert timed_out["taskTimedOutEventDetails"]["error"] == "States.Timeout"
     assert timed_out["taskTimedOutEventDetails"]["resourceType"] == "sqs"
+
+
+def test_an_activity_deleted_before_its_state_runs_fails_the_execution(local_cloud: LocalCloud):
+    arn = local_cloud.sfn.create_activity(name="retired")["activityArn"]
+    machine = activity_machine(local_cloud, arn, TimeoutSeconds=5)
+    local_cloud.sfn.delete_activity(activityArn=arn)
+
+    result = local_cloud.run(machine, {"orderId": "o-6"})
+
+    assert (result.status, result.error) == ("FAILED", "States.Runtime")
+    assert "The activity activity_arn does not exist." in (result.cause or "")  # moto's words, as recorded
