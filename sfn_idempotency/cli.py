@@ -10,9 +10,11 @@ import ipaddress
 import json
 import os
 import re
+import shlex
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -27,12 +29,21 @@ from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, IdempotencyKeyError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.records import describe, plain
-from sfn_idempotency.remote import NotExactlyOneError, client, default_state_machine, only_table
+from sfn_idempotency.remote import (
+    LOCAL_REGION,
+    NotExactlyOneError,
+    client,
+    default_state_machine,
+    only_table,
+    shell_environment,
+)
 from sfn_idempotency.resources import IDEMPOTENCY_ASL, ORDER_WORKFLOW_ASL
 from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH, example_settings
 from sfn_idempotency.wrap import WrapError, wrap_state
 
 if TYPE_CHECKING:
+    from sfn_idempotency.local import LocalCloud
+    from sfn_idempotency.local.api_gateway import LocalRestApi
     from sfn_idempotency.local.mock_files import MockConfigSource
     from sfn_idempotency.local.request_guard import AccessPolicy
 
@@ -176,8 +187,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="Step Functions Local's mock file, for executions started as <stateMachineArn>#<TestCase>; "
         "read again whenever it changes (default: $SFN_MOCK_CONFIG)",
     )
+    app = serve.add_argument_group("your CDK app (instead of the example's workflows)")
+    app.add_argument(
+        "--cdk-out",
+        metavar="DIR",
+        type=Path,
+        help="deploy the cloud assembly cdk synth left in DIR (manifest.json, templates, assets)",
+    )
+    app.add_argument(
+        "--stack",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only this stack and those it depends on (repeatable; globs as cdk deploy takes them)",
+    )
+    app.add_argument(
+        "--watch",
+        action="store_true",
+        help="deploy again whenever cdk synth rewrites the assembly (stacks are updated in place: "
+        "tables keep their items); kill -HUP does it on request",
+    )
     _add_access_flags(serve)
     _add_setting_flags(serve)
+
+    environment = commands.add_parser(
+        "env",
+        help="print the exports that point the AWS CLI and SDKs at serve, for eval",
+        description='Prints export lines for a POSIX shell: eval "$(sfn-idempotency env)". They set '
+        "the endpoint, the region, placeholder credentials and AWS_DISABLE_HOST_PREFIX_INJECTION (without "
+        "it, start-sync-execution and test-state go to a sync- host that does not exist).",
+    )
+    environment.add_argument(
+        "--endpoint-url",
+        type=endpoint_url,
+        default=f"http://{DEFAULT_HOST}:{DEFAULT_PORT}",
+        help=f"serve's endpoint (default http://{DEFAULT_HOST}:{DEFAULT_PORT})",
+    )
+    environment.add_argument("--region", default=LOCAL_REGION, help=f"default {LOCAL_REGION}")
 
     start = commands.add_parser(
         "start",
@@ -396,7 +442,7 @@ def demo(arguments: argparse.Namespace) -> int:
 
 def serve(arguments: argparse.Namespace) -> int:
     from sfn_idempotency.console import ConsoleAssetMissingError, ConsoleSettings
-    from sfn_idempotency.local import IdempotentService, LocalCloud
+    from sfn_idempotency.local import LocalCloud
     from sfn_idempotency.local.backends import PortInUseError, ServerBackend
     from sfn_idempotency.local.cloud import DEFAULT_REGION
 
@@ -430,40 +476,110 @@ def serve(arguments: argparse.Namespace) -> int:
     except (PortInUseError, ConsoleAssetMissingError) as error:
         raise CliError(str(error)) from None
     try:
-        service = IdempotentService(cloud, settings)
-        # Events for the same orders, keyed on detail.orderId, share the table and the key prefix.
-        event_settings = settings.model_copy(update={"event_key_jmespath": ORDER_EVENT_KEY_JMESPATH})
-        events = IdempotentService(cloud, event_settings, name="order-events", table_name=service.table_name)
-        events.deploy_event_trigger()
-        # As the stack deploys them: each Standard workflow's claim release (StopExecution and
-        # execution timeouts release the claim at once), and the order pipeline nesting the workflow.
-        releases = [service.deploy_claim_release(), events.deploy_claim_release()]
-        pipeline = service.nest_in(ORDER_WORKFLOW_ASL, "order-pipeline")
-        # The Express workflows whose PlaceOrder is wrapped inline (StartSyncExecution), as the stack has.
-        express = [
-            service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline"),
-            service.deploy_inline(inline_workflows.sqs_batch(settings), "sqs-batch"),
-        ]
-        # The HTTP front door: POST {apiEndpoint}/orders with an Idempotency-Key header.
-        api = service.deploy_http_api(error_statuses=ORDER_ERROR_STATUSES)
+        endpoint = str(cloud.endpoint_url)
         ready = {
-            "endpoint": cloud.endpoint_url,
-            "console": f"{cloud.endpoint_url}/",
+            "endpoint": endpoint,
+            "console": f"{endpoint}/",
             "region": cloud.region,
-            "stateMachineArns": [service.state_machine_arn, events.state_machine_arn, pipeline],
-            "expressStateMachineArns": [*express, api.state_machine_arn],
-            "claimReleaseStateMachineArns": releases,
-            "apiEndpoint": api.start(),
-            "tableName": service.table_name,
+            "environment": shell_environment(endpoint, cloud.region),
             **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
         }
-        print(json.dumps(ready), flush=True)
-        stop.wait()
-        api.stop()
+        if arguments.cdk_out is not None:
+            _announce(ready | _serve_cdk_app(cloud, arguments, stop))
+            stop.wait()
+        else:
+            api, deployed = _serve_example(cloud, settings)
+            _announce(ready | deployed)
+            stop.wait()
+            api.stop()
     finally:
         cloud.close()
     print("sfn-idempotency: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _announce(ready: dict[str, Any]) -> None:
+    """The ready line, the only line on stdout: what the functions print after it (on AWS, their
+    log stream) goes to stderr, so a program reading the line never sees, or waits on, their logs."""
+    print(json.dumps(ready), flush=True)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+
+def _serve_example(cloud: LocalCloud, settings: IdempotencySettings) -> tuple[LocalRestApi, dict[str, Any]]:
+    """The example's workflows, as its stack deploys them; the front door and what the ready line says."""
+    from sfn_idempotency.local import IdempotentService
+
+    service = IdempotentService(cloud, settings)
+    # Events for the same orders, keyed on detail.orderId, share the table and the key prefix.
+    event_settings = settings.model_copy(update={"event_key_jmespath": ORDER_EVENT_KEY_JMESPATH})
+    events = IdempotentService(cloud, event_settings, name="order-events", table_name=service.table_name)
+    events.deploy_event_trigger()
+    # As the stack deploys them: each Standard workflow's claim release (StopExecution and
+    # execution timeouts release the claim at once), and the order pipeline nesting the workflow.
+    releases = [service.deploy_claim_release(), events.deploy_claim_release()]
+    pipeline = service.nest_in(ORDER_WORKFLOW_ASL, "order-pipeline")
+    # The Express workflows whose PlaceOrder is wrapped inline (StartSyncExecution), as the stack has.
+    express = [
+        service.deploy_inline(inline_workflows.order_pipeline(settings), "order-pipeline-inline"),
+        service.deploy_inline(inline_workflows.sqs_batch(settings), "sqs-batch"),
+    ]
+    # The HTTP front door: POST {apiEndpoint}/orders with an Idempotency-Key header.
+    api = service.deploy_http_api(error_statuses=ORDER_ERROR_STATUSES)
+    return api, {
+        "stateMachineArns": [service.state_machine_arn, events.state_machine_arn, pipeline],
+        "expressStateMachineArns": [*express, api.state_machine_arn],
+        "claimReleaseStateMachineArns": releases,
+        "apiEndpoint": api.start(),
+        "tableName": service.table_name,
+    }
+
+
+def _serve_cdk_app(cloud: LocalCloud, arguments: argparse.Namespace, stop: threading.Event) -> dict[str, Any]:
+    """The user's cloud assembly deployed, one line per skipped resource; deployed again on SIGHUP
+    and, with --watch, whenever it changes. What the ready line says of it."""
+    from sfn_idempotency.local.cloud_assembly import (
+        CloudAssemblyError,
+        DeployedAssembly,
+        DeploymentError,
+        SkippedResourceWarning,
+        keep_deploying,
+    )
+
+    directory: Path = arguments.cdk_out
+    lock = threading.Lock()
+
+    def report(line: str) -> None:
+        print(f"sfn-idempotency: {line}", file=sys.stderr, flush=True)
+
+    def deploy() -> DeployedAssembly:
+        with lock, warnings.catch_warnings(record=True, category=SkippedResourceWarning) as skipped:
+            warnings.simplefilter("always", SkippedResourceWarning)
+            deployed = cloud.deploy_cdk_out(directory, arguments.stack)
+        for warning in skipped:
+            report(f"warning: {warning.message}")
+        for stack in deployed.stacks:
+            report(
+                f"{'updated' if stack.updated else 'deployed'} stack {stack.name}: {len(stack.resources)} resources"
+            )
+        return deployed
+
+    try:
+        deployed = deploy()
+    except (CloudAssemblyError, DeploymentError) as error:
+        raise CliError(str(error)) from None
+
+    def redeploy() -> None:
+        try:
+            deploy()
+        except (CloudAssemblyError, DeploymentError, OSError) as error:
+            report(f"re-deploy of {directory} failed: {error}")
+
+    signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=redeploy, name="redeploy").start())
+    if arguments.watch:
+        threading.Thread(
+            target=keep_deploying, args=(deploy, directory, stop, report), name="cdk-out", daemon=True
+        ).start()
+    return {"cdkOut": str(directory), "stacks": deployed.as_json()}
 
 
 def start(arguments: argparse.Namespace) -> int:
@@ -542,6 +658,12 @@ def draw(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def print_environment(arguments: argparse.Namespace) -> int:
+    for name, value in shell_environment(arguments.endpoint_url, arguments.region).items():
+        print(f"export {name}={shlex.quote(value)}")
+    return 0
+
+
 def wrap(arguments: argparse.Namespace) -> int:
     source = arguments.definition
     definition = sys.stdin.read() if source == "-" else _read_text(source, "a definition")
@@ -570,6 +692,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "forget": forget,
     "graph": draw,
     "wrap": wrap,
+    "env": print_environment,
 }
 
 

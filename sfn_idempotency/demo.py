@@ -7,16 +7,15 @@ against a deployed stack or any endpoint (``aws-check``).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from sfn_idempotency.lambdas.compute_key.computation import key_of
-from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+from sfn_idempotency.outcomes import Outcome, Target
 
 if TYPE_CHECKING:
     from sfn_idempotency.local.targets import LocalTarget
@@ -25,36 +24,6 @@ if TYPE_CHECKING:
 CONCURRENT_HOLD_SECONDS = 3
 CLAIM_DEADLINE_SECONDS = 30.0
 CLAIM_POLL_SECONDS = 0.05
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a scenario needs of an execution, wherever it ran."""
-
-    arn: str
-    status: str
-    output_json: str | None
-    error: str | None
-    states: list[str]
-    business_runs: int
-
-    @property
-    def output(self) -> Any:
-        return None if self.output_json is None else json.loads(self.output_json)
-
-
-class Target(Protocol):
-    """Where the scenarios run: the embedded engine or a deployed state machine."""
-
-    settings: IdempotencySettings
-
-    def start(self, event: Any) -> str: ...
-
-    def wait(self, execution_arn: str) -> Outcome: ...
-
-    def record(self, key: str) -> dict[str, Any] | None: ...
-
-    def records(self) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@
 - ``@pytest.mark.sfn_mock_config(path_or_dict)``: the ``local_cloud`` of that test reads Step
   Functions Local's mock file (a relative path is the test file's folder's), for executions started
   as ``<stateMachineArn>#<TestCase>``.
+- ``cdk_app``: the project's own CDK app, as ``cdk synth`` left it (ini ``sfn_cdk_out``, default
+  ``cdk.out`` under pytest's rootdir; ``sfn_cdk_stacks`` selects stacks), deployed on
+  ``local_cloud``; ``@pytest.mark.sfn_cdk_out(path, stacks=[...])`` for one test.
 
 The engine is imported when a fixture is used, not when pytest loads the plugin: a project that
 installed only ``[cdk]`` keeps a working pytest.
@@ -20,15 +23,25 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
+    from sfn_idempotency.local.cloud_assembly import DeployedAssembly
     from sfn_idempotency.testing import IdempotentService, LocalCloud
 
 _RETRY_WAIT_SCALE = "sfn_local_retry_wait_scale"
+_CDK_OUT = "sfn_cdk_out"
+_CDK_STACKS = "sfn_cdk_stacks"
 MOCK_CONFIG_MARKER = "sfn_mock_config"
+CDK_OUT_MARKER = "sfn_cdk_out"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         _RETRY_WAIT_SCALE, "factor applied to Retry waits in local_cloud (default 0: no waiting)", default="0"
+    )
+    parser.addini(
+        _CDK_OUT, "the cloud assembly cdk_app deploys (default: cdk.out under the rootdir)", default="cdk.out"
+    )
+    parser.addini(
+        _CDK_STACKS, "the stacks cdk_app deploys, globs allowed (default: every stack)", type="args"
     )
 
 
@@ -36,6 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{MOCK_CONFIG_MARKER}(path_or_dict): the local_cloud fixture reads this Step Functions Local mock file",
+    )
+    config.addinivalue_line(
+        "markers", f"{CDK_OUT_MARKER}(path, stacks=None): the cloud assembly the cdk_app fixture deploys"
     )
 
 
@@ -63,3 +79,18 @@ def idempotent_service(local_cloud: LocalCloud) -> IdempotentService:
     from sfn_idempotency.testing import IdempotentService
 
     return IdempotentService(local_cloud)
+
+
+@pytest.fixture
+def cdk_app(local_cloud: LocalCloud, request: pytest.FixtureRequest) -> DeployedAssembly:
+    """The project's CDK app (its ``cdk synth`` output) deployed on ``local_cloud``."""
+    marker = request.node.get_closest_marker(CDK_OUT_MARKER)
+    if marker is not None:
+        directory = Path(marker.args[0])
+        stacks = list(marker.kwargs.get("stacks") or [])
+        base = Path(request.path).parent
+    else:
+        directory = Path(str(request.config.getini(_CDK_OUT)))
+        stacks = list(request.config.getini(_CDK_STACKS))
+        base = Path(request.config.rootpath)
+    return local_cloud.deploy_cdk_out(directory if directory.is_absolute() else base / directory, stacks)

@@ -8,9 +8,9 @@ from typing import Any
 
 import boto3
 
-from sfn_idempotency.demo import Outcome
 from sfn_idempotency.executions import entered_states, history, lambda_invocations, wait_for_execution
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+from sfn_idempotency.outcomes import Outcome
 from sfn_idempotency.records import plain
 
 EXECUTION_DEADLINE_SECONDS = 300.0
@@ -34,6 +34,20 @@ def client(service: str, endpoint_url: str | None, region: str | None) -> Any:
     return session.client(
         service, endpoint_url=endpoint_url, region_name=session.region_name or LOCAL_REGION, **credentials
     )
+
+
+def shell_environment(endpoint_url: str, region: str = LOCAL_REGION) -> dict[str, str]:
+    """What a shell exports so the AWS CLI and SDKs use ``endpoint_url``: its region, placeholder
+    credentials, and no "sync-" host prefix (StartSyncExecution and TestState would go to
+    ``sync-127.0.0.1``, a host no resolver knows, and fail after their retries)."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint_url,
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DISABLE_HOST_PREFIX_INJECTION": "true",
+    }
 
 
 def only(kind: str, names: list[str], flag: str) -> str:

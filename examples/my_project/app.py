@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A user's CDK app: their own Lambda made idempotent with sfn_idempotency.cdk.IdempotentWorkflow,
-and the same Lambda as one idempotent step of their own Express chain (IdempotentStep)."""
+the same Lambda as one idempotent step of their own Express chain (IdempotentStep), and as the
+step of a Map that settles a batch of payments, each once; an alarm on failed payments."""
 
 from pathlib import Path
 
 import aws_cdk as cdk
 from aws_cdk import Duration
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk import aws_stepfunctions_tasks as tasks
@@ -15,6 +17,7 @@ from sfn_idempotency.cdk import RUNTIME, IdempotentStep, IdempotentWorkflow
 
 FUNCTIONS_DIR = Path(__file__).resolve().parent / "functions"
 CHARGE_TIMEOUT = Duration.seconds(20)
+SETTLE_CONCURRENCY = 2  # payments settled at once
 
 
 class PaymentsStack(cdk.Stack):
@@ -53,6 +56,33 @@ class PaymentsStack(cdk.Stack):
             "Checkout",
             definition_body=sfn.DefinitionBody.from_chainable(step.next(sfn.Succeed(self, "Done"))),
             state_machine_type=sfn.StateMachineType.EXPRESS,
+        )
+        # My own settlement run: a Map over a batch; each payment is charged once, across batches.
+        settle = IdempotentStep(
+            self,
+            "SettleStep",
+            state_name="Settle",
+            task=tasks.LambdaInvoke(self, "InvokeSettle", lambda_function=charge, payload_response_only=True),
+            table=payments.table,
+            key_prefix="settlement",
+            event_key_jmespath="paymentId",
+            timeout=CHARGE_TIMEOUT,
+        )
+        settle.add_retry(errors=["IdempotencyAlreadyInProgressError"], interval=Duration.seconds(1))
+        each_payment = sfn.Map(
+            self, "EachPayment", items_path="$.payments", max_concurrency=SETTLE_CONCURRENCY
+        )
+        sfn.StateMachine(
+            self,
+            "Settlement",
+            definition_body=sfn.DefinitionBody.from_chainable(each_payment.item_processor(settle)),
+        )
+        cloudwatch.Alarm(
+            self,
+            "PaymentsFailing",
+            metric=payments.state_machine.metric_failed(),
+            threshold=1,
+            evaluation_periods=1,
         )
 
 

@@ -12,7 +12,7 @@ import re
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -160,19 +160,21 @@ def answer(
 
 
 class LocalRestApi:
-    """A loopback HTTP server for one route; ``start()`` returns its endpoint. Every request passes
-    ``access_policy`` first, as every request to ``serve`` does."""
+    """A loopback HTTP server for its routes; ``start()`` returns its endpoint. Every request passes
+    ``access_policy`` first, as every request to ``serve`` does. ``routes`` may be replaced while
+    it serves (a stack was deployed again): the port stays."""
 
     def __init__(
         self,
-        state_machine_arn: str,
-        route: Route,
+        routes: Sequence[Route],
         start_sync_execution: StartSyncExecution,
         host: str = "127.0.0.1",
         access_policy: AccessPolicy | None = None,
+        state_machine_arn: str | None = None,
     ) -> None:
+        self.routes = tuple(routes)
         self.state_machine_arn = state_machine_arn
-        handler = _handler(route, start_sync_execution, access_policy or AccessPolicy(listen_host=host))
+        handler = _handler(self, start_sync_execution, access_policy or AccessPolicy(listen_host=host))
         self._server = _Server((host, 0), handler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="local-rest-api", daemon=True)
 
@@ -180,6 +182,10 @@ class LocalRestApi:
     def endpoint(self) -> str:
         host, port = self._server.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    def route(self, path: str) -> Route | None:
+        wanted = path.split("?", 1)[0].strip("/")
+        return next((route for route in self.routes if route.path.strip("/") == wanted), None)
 
     def start(self) -> str:
         self._thread.start()
@@ -196,7 +202,7 @@ class _Server(ThreadingHTTPServer):
 
 
 def _handler(
-    route: Route, start_sync_execution: StartSyncExecution, access_policy: AccessPolicy
+    api: LocalRestApi, start_sync_execution: StartSyncExecution, access_policy: AccessPolicy
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -226,7 +232,8 @@ def _handler(
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length).decode("utf-8", errors="replace")
-            if self.path.rstrip("/") != f"/{route.path}":
+            route = api.route(self.path)
+            if route is None:
                 self._send(404, {"Content-Type": "application/json"}, '{"message":"Not Found"}')
                 return
             status, headers, text = answer(route, start_sync_execution, body, dict(self.headers.items()))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import threading
 import time
+import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -24,10 +26,17 @@ from sfn_idempotency.local import activities, compat, mock_files
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MovableClock
+from sfn_idempotency.local.cloud_assembly import (
+    AssemblyDeployer,
+    DeployedAssembly,
+    DeployedStack,
+    SkippedResourceWarning,
+)
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
 from sfn_idempotency.local.request_guard import AccessPolicy
+from sfn_idempotency.local.rest_apis import REST_API_TYPE, RestApiServers
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
@@ -139,6 +148,7 @@ class LocalCloud:
         self._log_levels: dict[str, int] = {}
         self._inline_substitutions: dict[str, str] | None = None
         self._sfn_unprefixed: Any = None
+        self._rest_apis: RestApiServers | None = None
         self.mock_config = (
             mock_config
             if mock_config is None or isinstance(mock_config, MockConfigSource)
@@ -178,6 +188,9 @@ class LocalCloud:
             self.faults.release()
             self._stop_running_executions()
         finally:
+            if self._rest_apis is not None:
+                self._rest_apis.close()
+                self._rest_apis = None
             compat.interceptor.hooks.clear()
             compat.forget_clients()
             compat.remove_code_folders()
@@ -308,6 +321,34 @@ class LocalCloud:
                 "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
             }
         }
+
+    def deploy_cdk_out(self, directory: Path | str, stacks: Sequence[str] = ()) -> DeployedAssembly:
+        """Deploy the cloud assembly ``cdk synth`` left in ``directory`` (every stack, or those
+        ``stacks`` name, globs allowed, with the stacks they depend on) through CloudFormation;
+        again, to update the stacks in place. What the engine cannot run is skipped with a
+        SkippedResourceWarning each (see sfn_idempotency.local.cloud_assembly)."""
+        deployed = AssemblyDeployer(self.client, self.account, self.region).deploy(Path(directory), stacks)
+        return DeployedAssembly(tuple(self._served_apis(stack) for stack in deployed.stacks))
+
+    def _served_apis(self, stack: DeployedStack) -> DeployedStack:
+        """The stack with its REST APIs served on loopback (sfn_idempotency.local.rest_apis)."""
+        apis = stack.of_type(REST_API_TYPE)
+        if not apis:
+            return stack
+        if self._rest_apis is None:
+            sync = self._unprefixed_sfn()
+            self._rest_apis = RestApiServers(
+                self.client, lambda call: dict(sync.start_sync_execution(**call)), self.access_policy
+            )
+        served, unserved = self._rest_apis.serve(api.physical_id for api in apis)
+        for line in unserved:
+            warnings.warn(f"{stack.name}: not served: {line}", SkippedResourceWarning, stacklevel=3)
+        endpoints = {}
+        for api in apis:
+            stages = {stage: url for (api_id, stage), url in served.items() if api_id == api.physical_id}
+            for stage, url in stages.items():
+                endpoints[api.logical_id if len(stages) == 1 else f"{api.logical_id}/{stage}"] = url
+        return dataclasses.replace(stack, api_endpoints=endpoints)
 
     def create_rule(self, name: str, pattern: Mapping[str, Any], target_arn: str) -> str:
         """An EventBridge rule on the default bus that starts ``target_arn`` with every event

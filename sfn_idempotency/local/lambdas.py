@@ -24,6 +24,12 @@ from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.resources import LAMBDAS_DIR
 
 Handler = Callable[[Any, Any], Any]
+
+
+class HandlerNotFoundError(AttributeError):
+    """A handler string names a function its module does not have (AWS: Runtime.HandlerNotFound)."""
+
+
 _cold_start_lock = threading.Lock()
 _module_numbers = itertools.count(1)
 
@@ -106,8 +112,13 @@ def cold_start(code_dir: Path, handler: str, environment: Mapping[str, str]) -> 
             raise ImportError(f"cannot load {source}")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-    function: Handler = getattr(module, function_name)
-    return function
+    function = getattr(module, function_name, None)
+    if not callable(function):
+        raise HandlerNotFoundError(
+            f"Handler '{function_name}' missing on module '{module_path}': handler {handler!r} "
+            f"names a function that {source.relative_to(code_dir).as_posix()} does not define"
+        )
+    return function  # type: ignore[no-any-return]
 
 
 def _import_prefix(code_dir: Path) -> str:

@@ -248,10 +248,10 @@ class IdempotentService:
         )
         sync = self.cloud.client("stepfunctions", inject_host_prefix=False)
         return LocalRestApi(
-            machine,
-            route,
+            [route],
             lambda call: dict(sync.start_sync_execution(**call)),
             access_policy=self.cloud.access_policy,
+            state_machine_arn=machine,
         )
 
     def nest_in(self, asl: Path, name: str) -> str:

@@ -7,17 +7,27 @@
 - ``ExecutionResult``: status, output, error, cause, visited states and history of one execution.
 - ``ActivityWorker``: a Python function as an activity's worker, through the API, for a test.
 - ``LocalCloud(mock_config=...)``: Step Functions Local's mock file, for ``<arn>#<TestCase>`` starts.
+- ``LocalCloud.deploy_cdk_out(dir)``: your CDK app's ``cdk synth`` output, deployed; it answers a
+  ``DeployedAssembly`` (``.stack(name)``: ``DeployedStack``, resources by logical id or construct
+  path); what the engine cannot run is a ``SkippedResourceWarning``.
 - ``load_settings`` / ``IdempotencySettings``: the key Lambda's configuration (``IDEMPOTENCY_*``
   names), validated as the Lambda validates it at cold start; ``example_settings``: the example's.
 
-The pytest plugin (registered on install) provides the fixtures ``local_cloud`` and
-``idempotent_service``.
+The pytest plugin (registered on install) provides the fixtures ``local_cloud``,
+``idempotent_service`` and ``cdk_app`` (the project's cdk.out, deployed on ``local_cloud``).
 """
 
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 from sfn_idempotency.local.activities import ActivityWorker
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
+from sfn_idempotency.local.cloud_assembly import (
+    CloudAssemblyError,
+    DeployedAssembly,
+    DeployedStack,
+    DeploymentError,
+    SkippedResourceWarning,
+)
 from sfn_idempotency.local.compat import IncompatibleMotoError
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import LocalFunction, LocalLambdaContext
@@ -26,6 +36,10 @@ from sfn_idempotency.settings import example_settings
 
 __all__ = [
     "ActivityWorker",
+    "CloudAssemblyError",
+    "DeployedAssembly",
+    "DeployedStack",
+    "DeploymentError",
     "EngineError",
     "ExecutionResult",
     "FaultPlan",
@@ -36,6 +50,7 @@ __all__ = [
     "LocalFunction",
     "LocalLambdaContext",
     "MovableClock",
+    "SkippedResourceWarning",
     "example_settings",
     "load_settings",
 ]

@@ -94,6 +94,12 @@ class UserEnvironment:
     ) -> subprocess.CompletedProcess[str]:
         return run(command, cwd=self.project, env={**self.env(), **(env_extra or {})}, check=check)
 
+    def synthesize(self) -> Path:
+        """What `cdk synth` does for the user's app: run it, into the project's cdk.out."""
+        outdir = self.project / "cdk.out"
+        self.run([self.python, "app.py"], env_extra={"CDK_OUTDIR": str(outdir)})
+        return outdir
+
 
 def make_venv(root: Path) -> Path:
     venv.EnvBuilder(with_pip=True, clear=True).create(root)

@@ -67,11 +67,14 @@ def test_the_users_cdk_app_synthesizes_with_the_key_lambda_asset(
 
 
 def test_the_users_tests_run_on_the_plugin_fixtures(user_env: UserEnvironment) -> None:
-    # When the user runs their own pytest suite (local_cloud with their ASL, idempotent_service)
+    # Given the user's app synthesized (cdk synth)
+    user_env.synthesize()
+    # When the user runs their own pytest suite (local_cloud with their ASL, idempotent_service,
+    # and cdk_app: their synthesized app deployed)
     result = user_env.run([user_env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], check=False)
     # Then it passes
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout
+    assert "6 passed" in result.stdout
 
 
 def test_demo_runs_from_the_installed_console_script(user_env: UserEnvironment) -> None:

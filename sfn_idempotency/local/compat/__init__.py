@@ -90,6 +90,24 @@ callbacks (activities, and Tasks that wait for a token)
   36. [L29] SendTaskFailure carries its cause (moto dropped it).
   37. [L28] A missing activity is named as AWS names it.
 
+cloudformation (stacks)
+  38. [L30] A state machine a stack creates is the Step Functions API's (moto put it where the API
+      never looked), from ``Definition``, ``DefinitionString`` or ``DefinitionS3Location`` with its
+      ``DefinitionSubstitutions``, type, logging, tracing and tags; updated in place unless its name
+      or type changes; ``Fn::GetAtt`` ``Arn``.
+  39. [L31] ``AWS::SQS::QueuePolicy`` sets its queues' ``Policy`` (moto skipped the type).
+  40. [L31] A stack's table gets its TTL and point-in-time recovery, and an update changes it in
+      place, items kept, unless its name or keys change (moto ignored both and could not update).
+  43. [L33] A resource that fails to create fails the stack, not the CreateStack call: its event is
+      CREATE_FAILED with the error, and the stack is rolled back (moto answered CreateStack with
+      the failing service's error body, which no SDK could read).
+
+apigateway (REST APIs from a stack)
+  41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,
+      passthrough behaviour, integration and method responses (moto kept type, URI and method).
+  42. [L32] ``AWS::ApiGateway::Stage`` creates the stage with its variables; ``AWS::ApiGateway::Account``
+      sets the account's CloudWatch role (moto's CloudFormation had neither).
+
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
 
@@ -106,7 +124,9 @@ import importlib.metadata
 
 from sfn_idempotency.local.compat import (
     answers,
+    apigateway,
     callbacks,
+    cloudformation,
     definitions,
     dynamodb,
     events,
@@ -159,6 +179,8 @@ PATCHES: tuple[Patch, ...] = (
     *services.PATCHES,
     *http_task.PATCHES,
     *callbacks.PATCHES,
+    *cloudformation.PATCHES,
+    *apigateway.PATCHES,
 )
 
 
@@ -191,3 +213,5 @@ def install() -> None:
     answers.install_start_sync_execution()
     definitions.install_validate_state_machine_definition()
     test_state.install_test_state()
+    apigateway.install_models()
+    cloudformation.install_models()  # last: moto lists every model again

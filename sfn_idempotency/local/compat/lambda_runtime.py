@@ -30,6 +30,7 @@ from typing import Any
 from sfn_idempotency.local.compat.patching import Patch
 from sfn_idempotency.local.lambdas import (
     Handler,
+    HandlerNotFoundError,
     LocalLambdaContext,
     cold_start,
     error_payload,
@@ -142,6 +143,9 @@ def run(function: Any, event: Any) -> _Outcome:
     )
     try:
         handler, task_dir = _handler(function)
+    except HandlerNotFoundError as error:
+        payload = {**error_payload(error, context), "errorType": "Runtime.HandlerNotFound"}
+        return _Outcome(json.dumps(payload).encode(), errored=True)
     except Exception as error:  # an import error is the runtime's Runtime.ImportModuleError
         payload = {**error_payload(error, context), "errorType": "Runtime.ImportModuleError"}
         return _Outcome(json.dumps(payload).encode(), errored=True)

@@ -1,0 +1,387 @@
+"""CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40).
+
+AWS's CloudFormation creates a state machine with CreateStateMachine; moto's put it in a backend the
+Step Functions API never reads, from ``DefinitionString`` alone. It skipped ``AWS::SQS::QueuePolicy``,
+and created tables without their TTL or point-in-time recovery and could not update one in place.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import string
+import threading
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+from sfn_idempotency.local.compat.patching import Patch, keep
+
+_SFN_MODELS = "moto.stepfunctions.models:StateMachine"
+_TABLE = "moto.dynamodb.models.table:Table"
+_PARSING = "moto.cloudformation.parsing"
+_model_lock = threading.Lock()
+_MAX_NAME_LENGTH = 80
+_NAME_SUFFIX_LENGTH = 12
+_NAME_SUFFIX_CHARACTERS = string.ascii_letters + string.digits
+
+
+# -- fix 38: state machines -------------------------------------------------------------------
+def _parser_backend(account_id: str, region_name: str) -> Any:
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    return stepfunctions_parser_backends[account_id][region_name]
+
+
+def definition_of(properties: Mapping[str, Any], account_id: str) -> str:
+    """The definition a stack gives: ``Definition`` (an object), ``DefinitionString`` or the
+    object at ``DefinitionS3Location``, with ``DefinitionSubstitutions`` put in for their
+    ``${Name}`` placeholders as plain text (CloudFormation's substitution, not JSON escaping)."""
+    if "Definition" in properties:
+        text = json.dumps(properties["Definition"])
+    elif "DefinitionS3Location" in properties:
+        text = _s3_object_text(properties["DefinitionS3Location"], account_id)
+    else:
+        text = str(properties.get("DefinitionString", ""))
+    for name, value in (properties.get("DefinitionSubstitutions") or {}).items():
+        text = text.replace(f"${{{name}}}", str(value))
+    return text
+
+
+def _s3_object_text(location: Mapping[str, Any], account_id: str) -> str:
+    from moto.s3.models import s3_backends
+
+    bucket, key = str(location["Bucket"]), str(location["Key"])
+    stored = s3_backends[account_id]["aws"].get_object(bucket, key, version_id=location.get("Version"))
+    if stored is None:
+        raise ValueError(f"DefinitionS3Location: no object s3://{bucket}/{key}")
+    return bytes(stored.value).decode("utf-8")
+
+
+def _camel(value: Any) -> Any:
+    """A CloudFormation property (``Level``, ``CloudWatchLogsLogGroup``) in the API's camelCase."""
+    if isinstance(value, dict):
+        return {key[:1].lower() + key[1:]: _camel(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_camel(item) for item in value]
+    return value
+
+
+def _configurations(properties: Mapping[str, Any]) -> dict[str, Any]:
+    cfn_to_api = {
+        "LoggingConfiguration": "loggingConfiguration",
+        "TracingConfiguration": "tracingConfiguration",
+        "EncryptionConfiguration": "encryptionConfiguration",
+    }
+    return {api: _camel(properties[cfn]) for cfn, api in cfn_to_api.items() if properties.get(cfn)}
+
+
+def _api_tags(properties: Mapping[str, Any]) -> list[dict[str, str]]:
+    return [{"key": tag["Key"], "value": tag["Value"]} for tag in properties.get("Tags") or []]
+
+
+def generated_name(logical_id: str) -> str:
+    """The name CloudFormation gives a state machine without ``StateMachineName``: its logical id
+    and 12 letters and digits (recorded ARNs: ``stateMachine:StateMachine2E01A3A5-IRAtzDIOzu0C``),
+    within the 80 characters a name may have. moto prefixed the stack's name and overran them."""
+    suffix = "".join(secrets.choice(_NAME_SUFFIX_CHARACTERS) for _ in range(_NAME_SUFFIX_LENGTH))
+    return f"{logical_id[: _MAX_NAME_LENGTH - _NAME_SUFFIX_LENGTH - 1]}-{suffix}"
+
+
+def _create_machine(
+    resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+) -> Any:
+    properties = cloudformation_json["Properties"]
+    logical_id = kwargs.get("LogicalId")
+    return _parser_backend(account_id, region_name).create_state_machine(
+        name=properties.get("StateMachineName")
+        or (generated_name(logical_id) if logical_id else resource_name),
+        definition=definition_of(properties, account_id),
+        roleArn=properties.get("RoleArn", ""),
+        tags=_api_tags(properties),
+        sm_type=properties.get("StateMachineType", "STANDARD"),
+        **_configurations(properties),
+    )
+
+
+def _delete_machine(resource_name: str, cloudformation_json: Any, account_id: str, region_name: str) -> None:
+    """moto calls this with the physical id, which for a state machine is its ARN."""
+    _parser_backend(account_id, region_name).delete_state_machine(resource_name)
+
+
+def _update_machine(
+    original_resource: Any,
+    new_resource_name: str,
+    cloudformation_json: Any,
+    account_id: str,
+    region_name: str,
+) -> Any:
+    properties = cloudformation_json["Properties"]
+    wanted_name = properties.get("StateMachineName", original_resource.name)
+    wanted_type = properties.get("StateMachineType", "STANDARD")
+    if wanted_name != original_resource.name or wanted_type != original_resource.type:
+        replacement = _create_machine(  # a generated name: the replacement gets a fresh one
+            wanted_name,
+            cloudformation_json,
+            account_id,
+            region_name,
+            LogicalId=original_resource.logical_resource_id,
+        )
+        _delete_machine(original_resource.arn, cloudformation_json, account_id, region_name)
+        return replacement
+    backend = _parser_backend(account_id, region_name)
+    configurations = _configurations(properties)
+    machine = backend.update_state_machine(
+        original_resource.arn,
+        definition=definition_of(properties, account_id),
+        role_arn=properties.get("RoleArn"),
+        logging_configuration=configurations.get("loggingConfiguration"),
+        tracing_configuration=configurations.get("tracingConfiguration"),
+        encryption_configuration=configurations.get("encryptionConfiguration"),
+    )
+    backend.tagger.tag_resource(machine.arn, _api_tags(properties))
+    return machine
+
+
+def _has_machine_attribute(attribute: str) -> bool:
+    return attribute in {"Arn", "Name"}
+
+
+def _machine_attribute(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    """``Fn::GetAtt`` ``Arn`` (moto had only ``Name`` and the inputs)."""
+
+    def get_cfn_attribute(self: Any, attribute_name: str) -> Any:
+        return self.arn if attribute_name == "Arn" else original(self, attribute_name)
+
+    return get_cfn_attribute
+
+
+def _as_classmethod(function: Callable[..., Any]) -> Callable[[Any], Any]:
+    """A patch build that replaces a classmethod with a plain function taking no ``cls``."""
+
+    def build(_original: Any) -> Any:
+        def method(cls: Any, *args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)
+
+        return classmethod(method)
+
+    return build
+
+
+# -- fix 39: queue policies -------------------------------------------------------------------
+@cache
+def _queue_policy_model() -> type:
+    """``AWS::SQS::QueuePolicy``: sets ``Policy`` on each of its queues, as AWS does."""
+    from moto.core.common_models import CloudFormationModel
+    from moto.sqs.models import sqs_backends
+
+    def set_policy(queues: list[str], document: Any, account_id: str, region_name: str) -> None:
+        backend = sqs_backends[account_id][region_name]
+        for queue_url in queues:
+            policy = json.dumps(document) if document is not None else ""
+            backend.set_queue_attributes(queue_url.rsplit("/", 1)[-1], {"Policy": policy})
+
+    class QueuePolicy(CloudFormationModel):  # type: ignore[misc]
+        def __init__(self, name: str, queues: list[str]) -> None:
+            self.name = name
+            self.queues = queues
+
+        @property
+        def physical_resource_id(self) -> str:
+            return self.name
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return ""
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::SQS::QueuePolicy"
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr == "Id"
+
+        def get_cfn_attribute(self, attribute_name: str) -> Any:
+            return self.name
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
+        ) -> QueuePolicy:
+            properties = cloudformation_json["Properties"]
+            queues = [str(queue) for queue in properties.get("Queues", [])]
+            set_policy(queues, properties.get("PolicyDocument"), account_id, region_name)
+            return cls(resource_name, queues)
+
+        @classmethod
+        def update_from_cloudformation_json(
+            cls,
+            original_resource: Any,
+            new_resource_name: str,
+            cloudformation_json: Any,
+            account_id: str,
+            region_name: str,
+        ) -> QueuePolicy:
+            set_policy(original_resource.queues, None, account_id, region_name)
+            return cls.create_from_cloudformation_json(
+                original_resource.name, cloudformation_json, account_id, region_name
+            )
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            queues = [str(queue) for queue in cloudformation_json.get("Properties", {}).get("Queues", [])]
+            set_policy(queues, None, account_id, region_name)
+
+    return QueuePolicy
+
+
+def install_models() -> None:
+    """Register the queue policy's model, and have moto list its models again: it lists them once
+    (``lru_cache``), so models defined after that (here and in compat.apigateway) need it."""
+    from moto.cloudformation import parsing
+
+    with _model_lock:
+        _queue_policy_model()
+        parsing.get_model_list.cache_clear()
+        parsing.get_model_map.cache_clear()
+        parsing.get_name_type_map.cache_clear()
+
+
+# -- fix 40: tables ---------------------------------------------------------------------------
+def _apply_table_settings(
+    table: Any, properties: Mapping[str, Any], account_id: str, region_name: str
+) -> None:
+    """What moto's table ignored: TTL and point-in-time recovery."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    backend = dynamodb_backends[account_id][region_name]
+    if properties.get("TimeToLiveSpecification"):
+        backend.update_time_to_live(table.name, dict(properties["TimeToLiveSpecification"]))
+    recovery = properties.get("PointInTimeRecoverySpecification")
+    if recovery is not None:
+        enabled = bool(recovery.get("PointInTimeRecoveryEnabled", False))
+        backend.update_continuous_backups(table.name, {"PointInTimeRecoveryEnabled": enabled})
+
+
+def _table_with_settings(original: Callable[..., Any]) -> Any:
+    def create(
+        resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> Any:
+        table = original(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        _apply_table_settings(table, cloudformation_json["Properties"], account_id, region_name)
+        return table
+
+    return _as_classmethod(create)(original)
+
+
+def _update_table(
+    original_resource: Any,
+    new_resource_name: str,
+    cloudformation_json: Any,
+    account_id: str,
+    region_name: str,
+) -> Any:
+    """In place, items kept, unless the name or keys change: then a new table, as AWS replaces it
+    (moto had no update: the stack lost the table). Index changes are not applied in place."""
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.dynamodb.models.table import Table
+
+    properties = cloudformation_json["Properties"]
+    backend = dynamodb_backends[account_id][region_name]
+    replaced = (
+        properties.get("TableName", original_resource.name) != original_resource.name
+        or properties.get("KeySchema") != original_resource.schema
+    )
+    if replaced:
+        name = properties.get("TableName", new_resource_name)
+        replacement = Table.create_from_cloudformation_json(
+            name, cloudformation_json, account_id, region_name
+        )
+        backend.delete_table(original_resource.name)
+        return replacement
+    backend.update_table(
+        name=original_resource.name,
+        attr_definitions=properties.get("AttributeDefinitions"),
+        global_index=[],
+        throughput=properties.get("ProvisionedThroughput"),
+        billing_mode=properties.get("BillingMode", "PROVISIONED"),
+        stream_spec=properties.get("StreamSpecification"),
+        deletion_protection_enabled=properties.get("DeletionProtectionEnabled"),
+        warm_throughput=None,
+    )
+    _apply_table_settings(original_resource, properties, account_id, region_name)
+    return original_resource
+
+
+# -- fix 43: a resource that fails to create ----------------------------------------------------
+_FAILED = "_sfn_local_failed_resource"
+
+
+def _named_failure(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``parse_and_create_resource``: an error remembers the resource it failed."""
+
+    def parse_and_create_resource(logical_id: str, resource_json: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(logical_id, resource_json, *args, **kwargs)
+        except Exception as error:
+            if not hasattr(error, _FAILED):
+                setattr(error, _FAILED, (logical_id, str(resource_json.get("Type", ""))))
+            raise
+
+    return parse_and_create_resource
+
+
+def _rolled_back(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``Stack.create_resources``: a resource that fails fails the stack, not the CreateStack
+    call (moto answered that call with the failing service's own error body, which no SDK could
+    read as CloudFormation's). The resource's event is ``CREATE_FAILED`` with the error; what was
+    made is deleted, and the stack is ``ROLLBACK_COMPLETE``, as AWS rolls a failed creation back."""
+
+    def create_resources(self: Any) -> None:
+        from moto.cloudformation.models import Event
+
+        try:
+            original(self)
+        except Exception as error:
+            logical_id, resource_type = getattr(error, _FAILED, (self.name, "AWS::CloudFormation::Stack"))
+            reason = str(getattr(error, "message", "") or error)
+            self.events.append(
+                Event(
+                    stack_id=self.stack_id,
+                    stack_name=self.name,
+                    logical_resource_id=logical_id,
+                    physical_resource_id="",
+                    resource_type=resource_type,
+                    resource_status="CREATE_FAILED",
+                    resource_status_reason=reason,
+                    resource_properties=None,
+                )
+            )
+            self._add_stack_event(
+                "ROLLBACK_IN_PROGRESS",
+                resource_status_reason=f"The following resource(s) failed to create: [{logical_id}]. ",
+            )
+            self.resource_map.delete()
+            self.status = "ROLLBACK_COMPLETE"
+            self._add_stack_event("ROLLBACK_COMPLETE")
+
+    return create_resources
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(38, _SFN_MODELS, "create_from_cloudformation_json", _as_classmethod(_create_machine)),
+    Patch(38, _SFN_MODELS, "update_from_cloudformation_json", _as_classmethod(_update_machine)),
+    Patch(38, _SFN_MODELS, "delete_from_cloudformation_json", _as_classmethod(_delete_machine)),
+    Patch(38, _SFN_MODELS, "has_cfn_attr", _as_classmethod(_has_machine_attribute)),
+    Patch(38, _SFN_MODELS, "get_cfn_attribute", _machine_attribute),
+    Patch(39, f"{_PARSING}", "get_model_list", keep),
+    Patch(39, "moto.sqs.models:SQSBackend", "set_queue_attributes", keep),
+    Patch(40, _TABLE, "create_from_cloudformation_json", _table_with_settings),
+    Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
+    Patch(43, f"{_PARSING}", "parse_and_create_resource", _named_failure),
+    Patch(43, "moto.cloudformation.models:Stack", "create_resources", _rolled_back),
+    Patch(43, "moto.cloudformation.models:Stack", "_add_stack_event", keep),
+)

@@ -1,0 +1,303 @@
+"""Stacks (issue 29, fixes 38 to 40): what moto's CloudFormation creates is what the Step Functions,
+DynamoDB and SQS APIs answer, and what the engine runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.compat.cloudformation import definition_of, generated_name
+
+ROLE = "arn:aws:iam::123456789012:role/stack-machines"
+PASS_DEFINITION = {
+    "StartAt": "Hello",
+    "States": {"Hello": {"Type": "Pass", "Result": "${Greeting}", "End": True}},
+}
+CAPABILITIES = ["CAPABILITY_IAM"]
+
+
+def deploy(
+    cloud: LocalCloud, name: str, resources: dict[str, Any], outputs: dict[str, Any] | None = None
+) -> dict[str, str]:
+    """Create (or update) a stack; its physical ids by logical id."""
+    cloudformation = cloud.client("cloudformation")
+    template = json.dumps({"Resources": resources, **({"Outputs": outputs} if outputs else {})})
+    existing = [
+        s
+        for s in cloudformation.list_stacks()["StackSummaries"]
+        if s["StackName"] == name and s["StackStatus"] != "DELETE_COMPLETE"
+    ]
+    if existing:
+        cloudformation.update_stack(StackName=name, TemplateBody=template, Capabilities=CAPABILITIES)
+    else:
+        cloudformation.create_stack(StackName=name, TemplateBody=template, Capabilities=CAPABILITIES)
+    summaries = cloudformation.list_stack_resources(StackName=name)["StackResourceSummaries"]
+    return {s["LogicalResourceId"]: s["PhysicalResourceId"] for s in summaries}
+
+
+def machine(**properties: Any) -> dict[str, Any]:
+    return {"Type": "AWS::StepFunctions::StateMachine", "Properties": {"RoleArn": ROLE, **properties}}
+
+
+def test_a_stacks_state_machine_is_the_apis(local_cloud: LocalCloud):
+    # Given a stack with a state machine built from Fn::Join, Ref and a substitution
+    resources = {
+        "Topic": {"Type": "AWS::SNS::Topic"},
+        "Greeter": machine(
+            DefinitionString={
+                "Fn::Join": [
+                    "",
+                    [
+                        '{"StartAt":"Hello","States":{"Hello":{"Type":"Pass","Result":{"topic":"',
+                        {"Ref": "Topic"},
+                        '","greeting":"${Greeting}"},"End":true}}}',
+                    ],
+                ]
+            },
+            DefinitionSubstitutions={"Greeting": {"Fn::Sub": "hello from ${AWS::Region}"}},
+        ),
+    }
+    # When the stack is created
+    physical = deploy(local_cloud, "greeter", resources)
+    arn = physical["Greeter"]
+    # Then the Step Functions API lists and describes it
+    listed = [m["stateMachineArn"] for m in local_cloud.sfn.list_state_machines()["stateMachines"]]
+    assert listed == [arn]
+    described = local_cloud.sfn.describe_state_machine(stateMachineArn=arn)
+    assert described["type"] == "STANDARD"
+    assert described["roleArn"] == ROLE
+    # And its name is the logical id and 12 letters and digits, as AWS names it
+    assert described["name"].startswith("Greeter-")
+    assert len(described["name"]) == len("Greeter-") + 12
+    # And it runs the definition with the references and the substitution put in
+    result = local_cloud.run(arn, {})
+    assert result.output == {"topic": physical["Topic"], "greeting": "hello from us-east-1"}
+
+
+def test_a_definition_from_s3_with_its_type_logging_and_tracing(local_cloud: LocalCloud):
+    # Given the definition in a bucket (as CDK's DefinitionBody.from_file puts it) and a log group
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="assets")
+    s3.put_object(Bucket="assets", Key="greeter.json", Body=json.dumps(PASS_DEFINITION).encode())
+    resources = {
+        "Logs": {"Type": "AWS::Logs::LogGroup"},
+        "Greeter": machine(
+            DefinitionS3Location={"Bucket": "assets", "Key": "greeter.json"},
+            DefinitionSubstitutions={"Greeting": "hi"},
+            StateMachineType="EXPRESS",
+            StateMachineName="greeter",
+            LoggingConfiguration={
+                "Level": "ALL",
+                "IncludeExecutionData": True,
+                "Destinations": [
+                    {"CloudWatchLogsLogGroup": {"LogGroupArn": {"Fn::GetAtt": ["Logs", "Arn"]}}}
+                ],
+            },
+            TracingConfiguration={"Enabled": True},
+        ),
+    }
+    # When the stack is created
+    arn = deploy(local_cloud, "from-s3", resources)["Greeter"]
+    # Then the machine is Express, named as asked, and logs where the stack said
+    described = local_cloud.sfn.describe_state_machine(stateMachineArn=arn)
+    assert (described["name"], described["type"]) == ("greeter", "EXPRESS")
+    assert described["loggingConfiguration"]["level"] == "ALL"
+    assert described["loggingConfiguration"]["destinations"][0]["cloudWatchLogsLogGroup"][
+        "logGroupArn"
+    ].startswith("arn:aws:logs:us-east-1:123456789012:log-group:")
+    assert described["tracingConfiguration"] == {"enabled": True}
+    assert local_cloud.run_sync(arn, {}).output == "hi"
+
+
+def test_an_update_changes_the_machine_in_place_and_a_delete_removes_it(local_cloud: LocalCloud):
+    # Given a stack's machine
+    first = deploy(
+        local_cloud,
+        "updated",
+        {"Greeter": machine(Definition=PASS_DEFINITION, DefinitionSubstitutions={"Greeting": "one"})},
+    )
+    # When the stack is updated with a new definition
+    second = deploy(
+        local_cloud,
+        "updated",
+        {"Greeter": machine(Definition=PASS_DEFINITION, DefinitionSubstitutions={"Greeting": "two"})},
+    )
+    # Then it is the same machine, running the new definition
+    assert second["Greeter"] == first["Greeter"]
+    assert local_cloud.run(second["Greeter"], {}).output == "two"
+    # And when the stack is deleted, the machine is gone
+    local_cloud.client("cloudformation").delete_stack(StackName="updated")
+    assert local_cloud.sfn.list_state_machines()["stateMachines"] == []
+
+
+def test_a_new_type_replaces_the_machine(local_cloud: LocalCloud):
+    first = deploy(
+        local_cloud,
+        "replaced",
+        {"Greeter": machine(Definition=PASS_DEFINITION, DefinitionSubstitutions={"Greeting": "x"})},
+    )
+    second = deploy(
+        local_cloud,
+        "replaced",
+        {
+            "Greeter": machine(
+                Definition=PASS_DEFINITION,
+                DefinitionSubstitutions={"Greeting": "x"},
+                StateMachineType="EXPRESS",
+            )
+        },
+    )
+    listed = local_cloud.sfn.list_state_machines()["stateMachines"]
+    assert [m["stateMachineArn"] for m in listed] == [second["Greeter"]] != [first["Greeter"]]
+    assert listed[0]["type"] == "EXPRESS"
+
+
+def test_an_invalid_definition_fails_the_stack_and_rolls_it_back(local_cloud: LocalCloud):
+    # Given a stack: a queue, then a machine whose Next names no state
+    broken = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Next": "Nowhere"}}}
+    template = {
+        "Resources": {
+            "Queue": {"Type": "AWS::SQS::Queue"},
+            "Broken": {**machine(Definition=broken), "DependsOn": "Queue"},
+        }
+    }
+    cloudformation = local_cloud.client("cloudformation")
+    # When it is created, the call answers (CloudFormation creates the resources after it)
+    cloudformation.create_stack(StackName="broken", TemplateBody=json.dumps(template))
+    # Then the stack failed with CreateStateMachine's own refusal, and was rolled back
+    (stack,) = cloudformation.describe_stacks(StackName="broken")["Stacks"]
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
+    events = cloudformation.describe_stack_events(StackName="broken")["StackEvents"]
+    (failed,) = [e for e in events if e["ResourceStatus"] == "CREATE_FAILED"]
+    assert (failed["LogicalResourceId"], failed["ResourceType"]) == (
+        "Broken",
+        "AWS::StepFunctions::StateMachine",
+    )
+    assert failed["ResourceStatusReason"].startswith(
+        "Invalid State Machine Definition: 'MISSING_TRANSITION_TARGET"
+    )
+    # And nothing it made is left: no machine, and the queue made before it is gone
+    assert local_cloud.sfn.list_state_machines()["stateMachines"] == []
+    assert local_cloud.client("sqs").list_queues().get("QueueUrls", []) == []
+
+
+def test_a_rule_of_the_stack_starts_its_machine(local_cloud: LocalCloud):
+    # Given a stack: a rule whose target is the stack's machine
+    resources = {
+        "Greeter": machine(Definition=PASS_DEFINITION, DefinitionSubstitutions={"Greeting": "event"}),
+        "OnOrder": {
+            "Type": "AWS::Events::Rule",
+            "Properties": {
+                "EventPattern": {"source": ["shop"]},
+                "State": "ENABLED",
+                "Targets": [{"Id": "Greeter", "Arn": {"Ref": "Greeter"}, "RoleArn": ROLE}],
+            },
+        },
+    }
+    arn = deploy(local_cloud, "rules", resources)["Greeter"]
+    # When an event matches
+    local_cloud.put_event("shop", "Order", {"orderId": "o-1"})
+    # Then the machine ran once, with the event
+    local_cloud.wait_until(lambda: len(local_cloud.executions(arn)) == 1, what="the rule's execution")
+    (execution,) = local_cloud.executions(arn)
+    assert local_cloud.wait(execution).output == "event"
+
+
+def test_a_queue_policy_is_set_on_its_queues(local_cloud: LocalCloud):
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "events.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": "*",
+            }
+        ],
+    }
+    resources = {
+        "DeadLetters": {"Type": "AWS::SQS::Queue"},
+        "DeadLettersPolicy": {
+            "Type": "AWS::SQS::QueuePolicy",
+            "Properties": {"Queues": [{"Ref": "DeadLetters"}], "PolicyDocument": policy},
+        },
+    }
+    url = deploy(local_cloud, "queues", resources)["DeadLetters"]
+    attributes = local_cloud.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"])[
+        "Attributes"
+    ]
+    assert json.loads(attributes["Policy"]) == policy
+
+
+def table(**properties: Any) -> dict[str, Any]:
+    return {
+        "Type": "AWS::DynamoDB::Table",
+        "Properties": {
+            "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
+            "BillingMode": "PAY_PER_REQUEST",
+            **properties,
+        },
+    }
+
+
+def test_a_stacks_table_has_its_ttl_and_recovery_and_keeps_its_items_through_an_update(
+    local_cloud: LocalCloud,
+):
+    # Given a table with TTL and point-in-time recovery, holding an item
+    ttl = {"AttributeName": "expiration", "Enabled": True}
+    name = deploy(local_cloud, "tables", {"Records": table(TimeToLiveSpecification=ttl)})["Records"]
+    described_ttl = local_cloud.dynamodb.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    assert described_ttl == {"TimeToLiveStatus": "ENABLED", "AttributeName": "expiration"}
+    local_cloud.dynamodb.put_item(TableName=name, Item={"id": {"S": "k-1"}})
+    # When the stack is updated: recovery on, a stream added
+    updated = deploy(
+        local_cloud,
+        "tables",
+        {
+            "Records": table(
+                TimeToLiveSpecification=ttl,
+                PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
+                StreamSpecification={"StreamViewType": "NEW_IMAGE"},
+            )
+        },
+    )
+    # Then it is the same table, with its item, and the new settings
+    assert updated["Records"] == name
+    assert local_cloud.dynamodb.get_item(TableName=name, Key={"id": {"S": "k-1"}})["Item"] == {
+        "id": {"S": "k-1"}
+    }
+    backups = local_cloud.dynamodb.describe_continuous_backups(TableName=name)["ContinuousBackupsDescription"]
+    assert backups["PointInTimeRecoveryDescription"]["PointInTimeRecoveryStatus"] == "ENABLED"
+    assert (
+        local_cloud.dynamodb.describe_table(TableName=name)["Table"]["StreamSpecification"]["StreamViewType"]
+        == "NEW_IMAGE"
+    )
+
+
+def test_new_keys_replace_the_table(local_cloud: LocalCloud):
+    name = deploy(local_cloud, "rekeyed", {"Records": table()})["Records"]
+    local_cloud.dynamodb.put_item(TableName=name, Item={"id": {"S": "k-1"}})
+    rekeyed = table(
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+    )
+    replacement = deploy(local_cloud, "rekeyed", {"Records": rekeyed})["Records"]
+    assert replacement != name
+    assert local_cloud.dynamodb.list_tables()["TableNames"] == [replacement]
+    assert local_cloud.dynamodb.scan(TableName=replacement)["Items"] == []
+
+
+def test_substitutions_are_plain_text_and_unknown_placeholders_stay():
+    properties = {
+        "DefinitionString": '{"a":"${Known}","b":"${Unknown}"}',
+        "DefinitionSubstitutions": {"Known": "v"},
+    }
+    assert definition_of(properties, "123456789012") == '{"a":"v","b":"${Unknown}"}'
+
+
+def test_a_generated_name_fits_the_apis_limit():
+    name = generated_name("L" * 200)
+    assert len(name) == 80
+    assert name.startswith("L" * 67 + "-")

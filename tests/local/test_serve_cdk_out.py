@@ -1,0 +1,200 @@
+"""`serve --cdk-out` (issue 29): the user's assembly instead of the example's workflows, re-deployed
+when `cdk synth` writes it again (--watch); `env` prints what a shell exports to use serve; a
+wrong handler name says which handler and which file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore.config import Config
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.lambdas import HandlerNotFoundError
+from tests.local.test_cdk_out import STACK, write_app
+from tests.servers import CLI, read_ready_line, start_server
+
+REDEPLOY_DEADLINE_SECONDS = 30
+STOP_DEADLINE_SECONDS = 30
+
+
+class StderrLines:
+    """serve's standard error, read as it comes (a full pipe would block serve)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        assert process.stderr is not None
+        self.lines: list[str] = []
+        stream = process.stderr
+        self._reader = threading.Thread(
+            target=lambda: self.lines.extend(iter(stream.readline, "")), daemon=True
+        )
+        self._reader.start()
+
+    def wait_for(self, text: str, after: int = 0) -> None:
+        deadline = time.monotonic() + REDEPLOY_DEADLINE_SECONDS
+        while not any(text in line for line in self.lines[after:]):
+            assert time.monotonic() < deadline, f"serve never said {text!r}: {''.join(self.lines)}"
+            time.sleep(0.05)
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any], StderrLines, Path]]:
+    app = write_app(tmp_path / "cdk.out")
+    process = start_server("--cdk-out", str(app), "--watch")
+    ready = read_ready_line(process)
+    stderr = StderrLines(process)
+    yield process, ready, stderr, app
+    process.send_signal(signal.SIGTERM)
+    process.wait(timeout=STOP_DEADLINE_SECONDS)
+
+
+def stepfunctions(ready: dict[str, Any]) -> Any:
+    environment = ready["environment"]
+    return boto3.client(
+        "stepfunctions",
+        endpoint_url=environment["AWS_ENDPOINT_URL"],
+        region_name=environment["AWS_REGION"],
+        aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
+        config=Config(inject_host_prefix=False),
+    )
+
+
+def run(client: Any, machine: str, payload: dict[str, Any]) -> dict[str, Any]:
+    arn = client.start_execution(stateMachineArn=machine, input=json.dumps(payload))["executionArn"]
+    deadline = time.monotonic() + REDEPLOY_DEADLINE_SECONDS
+    while (described := client.describe_execution(executionArn=arn))["status"] == "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    return dict(described)
+
+
+def test_serve_deploys_the_assembly_instead_of_the_example_and_redeploys_on_change(watched):
+    _, ready, stderr, app = watched
+    # Then the ready line names the stack's resources and no example workflow
+    machine = ready["stacks"][STACK]["resources"]["Checkout"]["arn"]
+    assert "stateMachineArns" not in ready
+    assert "tableName" not in ready
+    client = stepfunctions(ready)
+    assert [m["stateMachineArn"] for m in client.list_state_machines()["stateMachines"]] == [machine]
+    assert json.loads(run(client, machine, {"amount": 1})["output"])["version"] == 1
+    # When `cdk synth` writes the assembly again with new code
+    mark = len(stderr.lines)
+    write_app(app, version=2)
+    # Then serve deploys it again, in place, and the new code runs
+    stderr.wait_for(f"updated stack {STACK}", after=mark)
+    assert json.loads(run(client, machine, {"amount": 2})["output"])["version"] == 2
+
+
+def test_a_failed_redeploy_is_reported_and_the_stack_stays(watched):
+    process, ready, stderr, app = watched
+    machine = ready["stacks"][STACK]["resources"]["Checkout"]["arn"]
+    # When the new synth has a resource that needs one the engine cannot run
+    mark = len(stderr.lines)
+    extra = {
+        "Node": {
+            "Type": "AWS::Lambda::Function",
+            "Properties": {"Runtime": "nodejs20.x", "Handler": "index.handler"},
+        },
+        "UsesNode": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::GetAtt": ["Node", "Arn"]}}},
+    }
+    write_app(app, version=2, extra_resources=extra)
+    # Then the failure is one line, and the deployed stack still answers with the old code
+    stderr.wait_for("re-deploy of", after=mark)
+    assert any(
+        "UsesNode (AWS::SNS::Topic) needs Node (AWS::Lambda::Function)" in line
+        for line in stderr.lines[mark:]
+    )
+    assert json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"] == 1
+    assert process.poll() is None
+
+
+def test_a_folder_that_is_not_an_assembly_stops_serve_with_one_line(tmp_path: Path):
+    process = start_server("--cdk-out", str(tmp_path))
+    _, stderr = process.communicate(timeout=STOP_DEADLINE_SECONDS)
+    assert process.returncode == 2
+    assert (
+        stderr.strip()
+        == f"sfn-idempotency: error: {tmp_path} is not a cloud assembly: it has no manifest.json (run cdk synth)"
+    )
+
+
+def test_env_prints_exports_a_shell_can_eval():
+    # Given a shell with no AWS settings of its own
+    shell = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    # When it evaluates what `env` prints
+    result = subprocess.run(
+        ["bash", "-c", f'eval "$({CLI} env --endpoint-url http://127.0.0.1:9999)" && env'],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=STOP_DEADLINE_SECONDS,
+        env=shell,
+    )
+    # Then it has exactly what an SDK needs to use serve
+    exported = dict(line.split("=", 1) for line in result.stdout.splitlines() if line.startswith("AWS_"))
+    assert exported == {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9999",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DISABLE_HOST_PREFIX_INJECTION": "true",
+    }
+
+
+def test_a_wrong_handler_name_names_the_handler_and_the_file(local_cloud: LocalCloud, tmp_path: Path):
+    # Given code whose module has no function of the name the handler string gives
+    (tmp_path / "billing").mkdir()
+    (tmp_path / "billing" / "__init__.py").write_text("")
+    (tmp_path / "billing" / "charge.py").write_text("def handler(event, context):\n    return 1\n")
+    # When it is added, then the error names the handler string and the file, not a module alias
+    with pytest.raises(HandlerNotFoundError) as refused:
+        local_cloud.add_function("charge", "billing.charge.handle", code_dir=tmp_path)
+    assert str(refused.value) == (
+        "Handler 'handle' missing on module 'billing.charge': handler 'billing.charge.handle' "
+        "names a function that billing/charge.py does not define"
+    )
+
+
+def test_a_wrong_handler_name_through_the_lambda_api_is_runtime_handler_not_found(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    import io
+    import zipfile
+
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("charge.py", "def handler(event, context):\n    return 1\n")
+    trust = {
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+        ]
+    }
+    role = local_cloud.client("iam").create_role(
+        RoleName="charge", AssumeRolePolicyDocument=json.dumps(trust)
+    )
+    functions = local_cloud.client("lambda")
+    functions.create_function(
+        FunctionName="charge",
+        Runtime="python3.12",
+        Role=role["Role"]["Arn"],
+        Handler="charge.handle",
+        Code={"ZipFile": archive.getvalue()},
+    )
+    answer = functions.invoke(FunctionName="charge", Payload=b"{}")
+    payload = json.loads(answer["Payload"].read())
+    assert answer["FunctionError"] == "Unhandled"
+    assert payload["errorType"] == "Runtime.HandlerNotFound"
+    assert payload["errorMessage"].startswith(
+        "Handler 'handle' missing on module 'charge': handler 'charge.handle'"
+    )
