@@ -466,6 +466,8 @@ def serve(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    if arguments.cdk_out is not None:
+        _check_assembly(arguments.cdk_out, arguments.stack)  # before anything starts
     console = ConsoleSettings(region=DEFAULT_REGION, actions=arguments.console_actions)
     mocks = _mock_config(arguments.mock_config, stop)
     cloud = LocalCloud(
@@ -532,6 +534,15 @@ def _serve_example(cloud: LocalCloud, settings: IdempotencySettings) -> tuple[Lo
         "apiEndpoint": api.start(),
         "tableName": service.table_name,
     }
+
+
+def _check_assembly(directory: Path, stacks: Sequence[str]) -> None:
+    from sfn_idempotency.local.cloud_assembly import CloudAssemblyError, read_assembly, select
+
+    try:
+        select(read_assembly(directory), stacks)
+    except CloudAssemblyError as error:
+        raise CliError(str(error)) from None
 
 
 def _serve_cdk_app(cloud: LocalCloud, arguments: argparse.Namespace, stop: threading.Event) -> dict[str, Any]:

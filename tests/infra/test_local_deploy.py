@@ -85,7 +85,7 @@ def test_a_stopped_execution_s_claim_is_released_by_the_stacks_rule(
 ):
     # Given an execution holding its claim while the business step runs
     machine = service.outputs["StateMachineArn"]
-    order = {"orderId": f"o-{uuid.uuid4()}", "amount": 5, "simulate": {"delaySeconds": 2}}
+    order = {"orderId": f"o-{uuid.uuid4()}", "amount": 5, "simulate": {"delaySeconds": 1}}
     execution = cloud.start_execution(machine, order)
     table = "Idempotency/Table"
     cloud.wait_until(

@@ -126,3 +126,10 @@ def user_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> 
     project = tmp_path_factory.mktemp("user-project") / "my_project"
     shutil.copytree(EXAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__", "cdk.out"))
     return UserEnvironment(root=root, project=project, added_to_site_packages=added)
+
+
+@pytest.fixture(scope="session")
+def cdk_out(user_env: UserEnvironment) -> Path:
+    """The user's app synthesized once, into the project's cdk.out (a test that synthesizes it
+    again after an edit puts this one back)."""
+    return user_env.synthesize()

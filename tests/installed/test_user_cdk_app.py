@@ -4,6 +4,7 @@ runs), then `sfn-idempotency serve --cdk-out cdk.out`, used over boto3 as their 
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import threading
@@ -11,6 +12,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -71,9 +73,9 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served(user_env: UserEnvironment) -> Iterator[Served]:
+def served(user_env: UserEnvironment, cdk_out: Path) -> Iterator[Served]:
     # Given the user's app, synthesized, and served from the installed script
-    outdir = user_env.synthesize()
+    outdir = cdk_out
     process = subprocess.Popen(
         [
             str(user_env.bin / "sfn-idempotency"),
@@ -209,7 +211,7 @@ def test_the_printed_environment_lets_an_sdk_start_a_sync_execution(
 
 
 def test_a_redeploy_after_an_edit_runs_the_new_code_and_keeps_the_records(
-    served: Served, user_env: UserEnvironment
+    served: Served, user_env: UserEnvironment, cdk_out: Path, tmp_path: Path
 ):
     # Given a completed payment and its record
     payments = served.arn("Payments/StateMachine")
@@ -220,6 +222,7 @@ def test_a_redeploy_after_an_edit_runs_the_new_code_and_keeps_the_records(
     # When the user edits their Lambda, synthesizes again and asks serve to deploy again (SIGHUP)
     handler = user_env.project / "functions" / "charge" / "handler.py"
     original = handler.read_text()
+    shutil.copytree(cdk_out, tmp_path / "synthesized")
     handler.write_text(
         original.replace('"amount": event["amount"]}', '"amount": event["amount"], "settledBy": "v2"}')
     )
@@ -230,7 +233,8 @@ def test_a_redeploy_after_an_edit_runs_the_new_code_and_keeps_the_records(
         served.wait_for_stderr(f"updated stack {STACK}", after=mark)
     finally:
         handler.write_text(original)
-        user_env.synthesize()  # the project as it was, for the tests after this one
+        shutil.rmtree(cdk_out)  # the project as it was, for the tests after this one
+        shutil.copytree(tmp_path / "synthesized", cdk_out)
     # Then the table kept its records, the machine is the same, and the new code runs
     assert dynamodb.scan(TableName=table, ConsistentRead=True)["Count"] == records_before
     after, calls = run(served, payments, {"paymentId": f"p-{uuid.uuid4()}", "amount": 2})
@@ -238,3 +242,21 @@ def test_a_redeploy_after_an_edit_runs_the_new_code_and_keeps_the_records(
     assert json.loads(after["output"])["settledBy"] == "v2"
     # And the replay of the earlier payment is still the earlier answer
     assert json.loads(before["output"]).get("settledBy") is None
+
+
+def test_deploying_the_app_needs_no_cdk_library(served: Served, user_env: UserEnvironment):
+    # Given the synthesized app (the served fixture synthesized it into the project's cdk.out)
+    script = (
+        "import sys, warnings\n"
+        "from sfn_idempotency.testing import LocalCloud, SkippedResourceWarning\n"
+        "warnings.simplefilter('ignore', SkippedResourceWarning)\n"
+        "with LocalCloud() as cloud:\n"
+        "    stack = cloud.deploy_cdk_out('cdk.out').stack()\n"
+        "print(len(stack.resources), sorted({m.split('.')[0] for m in sys.modules} & {'aws_cdk', 'jsii', 'constructs'}))\n"
+    )
+    # When it is deployed in process
+    result = user_env.run([user_env.python, "-c", script])
+    # Then it deployed without importing aws-cdk-lib, jsii or constructs: the [local] extra suffices
+    count, imported = result.stdout.strip().split(" ", 1)
+    assert int(count) == len(served.resources)
+    assert imported == "[]"

@@ -38,13 +38,10 @@ def test_the_console_script_prints_the_version(user_env: UserEnvironment) -> Non
     assert result.stdout.strip() == "sfn-idempotency 0.2.0"
 
 
-def test_the_users_cdk_app_synthesizes_with_the_key_lambda_asset(
-    user_env: UserEnvironment, tmp_path: Path
-) -> None:
-    # Given the user's app: IdempotentWorkflow around their own Lambda
-    outdir = tmp_path / "cdk.out"
-    # When it synthesizes (no credentials, no Docker)
-    user_env.run([user_env.python, "app.py"], env_extra={"CDK_OUTDIR": str(outdir)})
+def test_the_users_cdk_app_synthesizes_with_the_key_lambda_asset(cdk_out: Path) -> None:
+    # Given the user's app (IdempotentWorkflow around their own Lambda), synthesized with no
+    # credentials and no Docker
+    outdir = cdk_out
     # Then the key Lambda's asset is the installed compute_key package, and nothing else
     template = json.loads((outdir / "MyPayments.template.json").read_text())
     functions = {
@@ -66,9 +63,8 @@ def test_the_users_cdk_app_synthesizes_with_the_key_lambda_asset(
     assert checkout["Properties"]["StateMachineType"] == "EXPRESS"
 
 
-def test_the_users_tests_run_on_the_plugin_fixtures(user_env: UserEnvironment) -> None:
-    # Given the user's app synthesized (cdk synth)
-    user_env.synthesize()
+def test_the_users_tests_run_on_the_plugin_fixtures(user_env: UserEnvironment, cdk_out: Path) -> None:
+    # Given the user's app synthesized (cdk synth) into the project's cdk.out
     # When the user runs their own pytest suite (local_cloud with their ASL, idempotent_service,
     # and cdk_app: their synthesized app deployed)
     result = user_env.run([user_env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], check=False)

@@ -46,9 +46,11 @@ class StderrLines:
             time.sleep(0.05)
 
 
-@pytest.fixture
-def watched(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any], StderrLines, Path]]:
-    app = write_app(tmp_path / "cdk.out")
+@pytest.fixture(scope="module")
+def watched(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[subprocess.Popen[str], dict[str, Any], StderrLines, Path]]:
+    app = write_app(tmp_path_factory.mktemp("watched") / "cdk.out")
     process = start_server("--cdk-out", str(app), "--watch")
     ready = read_ready_line(process)
     stderr = StderrLines(process)
@@ -86,18 +88,19 @@ def test_serve_deploys_the_assembly_instead_of_the_example_and_redeploys_on_chan
     assert "tableName" not in ready
     client = stepfunctions(ready)
     assert [m["stateMachineArn"] for m in client.list_state_machines()["stateMachines"]] == [machine]
-    assert json.loads(run(client, machine, {"amount": 1})["output"])["version"] == 1
+    version = json.loads(run(client, machine, {"amount": 1})["output"])["version"]
     # When `cdk synth` writes the assembly again with new code
     mark = len(stderr.lines)
-    write_app(app, version=2)
+    write_app(app, version=version + 1)
     # Then serve deploys it again, in place, and the new code runs
     stderr.wait_for(f"updated stack {STACK}", after=mark)
-    assert json.loads(run(client, machine, {"amount": 2})["output"])["version"] == 2
+    assert json.loads(run(client, machine, {"amount": 2})["output"])["version"] == version + 1
 
 
 def test_a_failed_redeploy_is_reported_and_the_stack_stays(watched):
     process, ready, stderr, app = watched
     machine = ready["stacks"][STACK]["resources"]["Checkout"]["arn"]
+    version = json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"]
     # When the new synth has a resource that needs one the engine cannot run
     mark = len(stderr.lines)
     extra = {
@@ -107,14 +110,14 @@ def test_a_failed_redeploy_is_reported_and_the_stack_stays(watched):
         },
         "UsesNode": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::GetAtt": ["Node", "Arn"]}}},
     }
-    write_app(app, version=2, extra_resources=extra)
+    write_app(app, version=version + 1, extra_resources=extra)
     # Then the failure is one line, and the deployed stack still answers with the old code
     stderr.wait_for("re-deploy of", after=mark)
     assert any(
         "UsesNode (AWS::SNS::Topic) needs Node (AWS::Lambda::Function)" in line
         for line in stderr.lines[mark:]
     )
-    assert json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"] == 1
+    assert json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"] == version
     assert process.poll() is None
 
 
