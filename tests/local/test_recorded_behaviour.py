@@ -580,6 +580,37 @@ def test_a_definition_is_refused_alike_by_create_and_validate(
     )
 
 
+@pytest.mark.parametrize(
+    ("label", "problem"),
+    [("", "'Label cannot be empty'"), ("pay#1", "\"Label contains invalid character: '#'\"")],
+)
+def test_what_the_parser_refuses_is_refused_in_the_parsers_words(
+    local_cloud: LocalCloud, label: str, problem: str
+):
+    # Given a Distributed Map whose Label the parser refuses (empty, or a character labels cannot have)
+    processor = {
+        "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+        "StartAt": "Each",
+        "States": {"Each": {"Type": "Pass", "End": True}},
+    }
+    text = json.dumps(
+        {
+            "StartAt": "Pay",
+            "States": {"Pay": {"Type": "Map", "ItemProcessor": processor, "Label": label, "End": True}},
+        }
+    )
+    # When it is created, then the refusal is the parser's own sentence, the definition quoted (recorded)
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition) as refused:
+        local_cloud.sfn.create_state_machine(name="labelled", definition=text, roleArn=ROLE)
+    assert (
+        refused.value.response["Error"]["Message"]
+        == f"Error=ValueError Args=[{problem}] in definition '{text}'."
+    )
+    # And ValidateStateMachineDefinition reports the same finding as a schema diagnostic
+    (diagnostic,) = local_cloud.sfn.validate_state_machine_definition(definition=text)["diagnostics"]
+    assert diagnostic["code"] == "SCHEMA_VALIDATION_FAILED"
+
+
 def test_a_valid_definition_validates_and_the_answer_honours_max_results(local_cloud: LocalCloud):
     valid = json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}})
     answer = local_cloud.sfn.validate_state_machine_definition(definition=valid)

@@ -32,7 +32,10 @@ answers (the Step Functions API)
       ``updateDate``; GetExecutionHistory's ``reverseOrder`` and paging.
   20. [L19] An operation the engine does not implement answers JSON (UnknownOperationException),
       never an HTML page.
-  21. [L19] Requests are checked against the API's ranges, lengths and enums (ValidationException).
+  21. [L19] Requests are checked against the API's ranges, lengths, enums and patterns, nested
+      members included (ValidationException).
+  45. [L35] DescribeStateMachine and DescribeStateMachineForExecution list each state's
+      ``variableReferences``, from moto's own analyser of the definition.
 
 definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefinition alike)
   28. [L23] One set of checks answers all three, as AWS words them: required fields, transitions to
@@ -90,6 +93,12 @@ callbacks (activities, and Tasks that wait for a token)
   36. [L29] SendTaskFailure carries its cause (moto dropped it).
   37. [L28] A missing activity is named as AWS names it.
 
+versions (versions and aliases of a state machine)
+  44. [L34] PublishStateMachineVersion, ListStateMachineVersions (newest first, paged) and
+      DeleteStateMachineVersion (refused while an alias routes to the version); nothing changed
+      since the latest version publishes none; executions of a version or of an alias (a version
+      drawn by its weights) run that version, are the machine's, and name both.
+
 cloudformation (stacks)
   38. [L30] A state machine a stack creates is the Step Functions API's (moto put it where the API
       never looked), from ``Definition``, ``DefinitionString`` or ``DefinitionS3Location`` with its
@@ -138,6 +147,7 @@ from sfn_idempotency.local.compat import (
     lambda_runtime,
     services,
     test_state,
+    versions,
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
@@ -181,6 +191,7 @@ PATCHES: tuple[Patch, ...] = (
     *callbacks.PATCHES,
     *cloudformation.PATCHES,
     *apigateway.PATCHES,
+    *versions.PATCHES,
 )
 
 
@@ -213,5 +224,6 @@ def install() -> None:
     answers.install_start_sync_execution()
     definitions.install_validate_state_machine_definition()
     test_state.install_test_state()
+    versions.install_operations()
     apigateway.install_models()
     cloudformation.install_models()  # last: moto lists every model again

@@ -8,6 +8,7 @@ import copy
 import datetime
 import functools
 import json
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -178,8 +179,9 @@ def _coded_errors(base: type[AWSError]) -> type[AWSError]:
 
 
 def _described_state_machine(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
-    """DescribeStateMachine as recorded: logging ``OFF`` with ``includeExecutionData: false`` by
-    default, and the ``revisionId`` of the last update (moto left both out)."""
+    """DescribeStateMachine (and so DescribeStateMachineForExecution) as recorded: logging ``OFF``
+    with ``includeExecutionData: false`` by default, the ``revisionId`` of the last update (moto
+    left both out), and the ``variableReferences`` of each state (fix 45)."""
 
     def describe(self: Any, state_machine_arn: str) -> Any:
         answer = original(self, state_machine_arn)
@@ -188,9 +190,26 @@ def _described_state_machine(original: Callable[[Any, str], Any]) -> Callable[[A
         revision = getattr(machine, "_sfn_local_revision_id", None)
         if revision is not None:
             answer.result["revisionId"] = revision
+        references = _variable_references(machine.definition)
+        if references:
+            answer.result["variableReferences"] = references
         return answer
 
     return describe
+
+
+def _variable_references(definition: str) -> dict[str, list[str]]:
+    """Each state's workflow variables, as moto's interpreter finds them in the definition (fix 45)."""
+    from moto.stepfunctions.parser.asl.static_analyser.variable_references_static_analyser import (
+        VariableReferencesStaticAnalyser,
+    )
+
+    try:
+        found = VariableReferencesStaticAnalyser.process_and_get(definition=definition)
+    except Exception:  # a definition the analyser cannot read names no variables
+        return {}
+    # Each state's names in alphabetical order, as every recording has them (moto's may vary).
+    return {state: sorted(names) for state, names in found.items()}
 
 
 def _logging(configuration: dict[str, Any] | None) -> dict[str, Any]:
@@ -214,7 +233,8 @@ def _state_machine_for_execution(original: Callable[[Any], Any]) -> Callable[[An
 
 def _update_with_revision(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """UpdateStateMachine answers a ``revisionId``, new when anything changed and the same when
-    nothing did, and refuses an empty update with AWS's message (recorded)."""
+    nothing did (none, when nothing ever changed), and refuses an empty update with AWS's message
+    (recorded)."""
 
     def update(self: Any) -> Any:
         if not any(self._get_param(member) for member in _UPDATABLE):
@@ -223,17 +243,22 @@ def _update_with_revision(original: Callable[[Any], Any]) -> Callable[[Any], Any
                 "or the TracingConfiguration must be specified"
             )
         machine = self.stepfunction_backend.describe_state_machine(self._get_param("stateMachineArn"))
-        before = _updatable_view(machine)
+        before = updatable_view(machine)
         answer = original(self)
-        if _updatable_view(machine) != before or getattr(machine, "_sfn_local_revision_id", None) is None:
+        if updatable_view(machine) != before:
             machine._sfn_local_revision_id = str(uuid.uuid4())
-        answer.result["revisionId"] = machine._sfn_local_revision_id
+        revision = getattr(machine, "_sfn_local_revision_id", None)
+        if revision is not None:  # an update that changed nothing yet makes no revision (recorded)
+            answer.result["revisionId"] = revision
+        if machine.latest_version is not None and "stateMachineVersionArn" in answer.result:
+            # A version the update published comes from this revision (fix 44).
+            machine.latest_version._sfn_local_revision_id = revision
         return answer
 
     return update
 
 
-def _updatable_view(machine: Any) -> tuple[Any, ...]:
+def updatable_view(machine: Any) -> tuple[Any, ...]:
     return (
         machine.definition,
         machine.roleArn,
@@ -294,21 +319,21 @@ def _paged_history(_original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         events = list(history["events"])
         if self._get_param("reverseOrder"):
             events.reverse()
-        start = _page_start(self._get_param("nextToken"))
+        start = page_start(self._get_param("nextToken"))
         size = self._get_int_param("maxResults") or _DEFAULT_PAGE_SIZE
         answer: dict[str, Any] = {"events": events[start : start + size]}
         if start + size < len(events):
-            answer["nextToken"] = _page_token(start + size)
+            answer["nextToken"] = page_token(start + size)
         return ActionResult(answer)
 
     return get_execution_history
 
 
-def _page_token(offset: int) -> str:
+def page_token(offset: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode()
 
 
-def _page_start(token: str | None) -> int:
+def page_start(token: str | None) -> int:
     if not token:
         return 0
     try:
@@ -348,7 +373,8 @@ def _unknown_operations_in_json(original: Callable[[Any], Any]) -> Callable[[Any
 
 
 def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """Step Functions checks every request against its API's constraints (ranges, lengths, enums)
+    """Step Functions checks every request against its API's constraints (ranges, lengths, enums,
+    patterns; nested members too)
     and refuses one that breaks them with a ValidationException naming each (recorded for
     ``maxResults``, ``nextToken`` and ``statusFilter``); moto accepted them."""
 
@@ -373,10 +399,12 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 
 def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
-    """AWS's words for the first constraint of ``shape`` that ``value`` breaks, if any."""
+    """AWS's words for the first constraint of ``shape`` that ``value`` breaks, if any: ranges,
+    lengths, enums and patterns, and those of a list's items and a structure's members, which AWS
+    names by path (``routingConfiguration.1.member.weight``)."""
     if value is None:
         return None
-    at = f"Value '{value}' at '{name}' failed to satisfy constraint: Member must"
+    at = f"Value '{_as_java_renders(value, shape)}' at '{name}' failed to satisfy constraint: Member must"
     limits = shape.metadata
     if shape.type_name in ("integer", "long") and isinstance(value, int):
         if "max" in limits and value > limits["max"]:
@@ -388,7 +416,40 @@ def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
             return f"{at} satisfy enum value set: [{', '.join(shape.enum)}]"
         if "max" in limits and len(value) > limits["max"]:
             return f"{at} have length less than or equal to {limits['max']}"
+        if "pattern" in limits and not _matches(limits["pattern"], value):
+            return f"{at} satisfy regular expression pattern: {limits['pattern']}"
+    if shape.type_name == "list" and isinstance(value, list):
+        if "max" in limits and len(value) > limits["max"]:
+            return f"{at} have length less than or equal to {limits['max']}"
+        for index, item in enumerate(value, start=1):
+            if (problem := _constraint_broken(f"{name}.{index}.member", shape.member, item)) is not None:
+                return problem
+    if shape.type_name == "structure" and isinstance(value, dict):
+        for member, member_shape in shape.members.items():
+            if (
+                problem := _constraint_broken(f"{name}.{member}", member_shape, value.get(member))
+            ) is not None:
+                return problem
     return None
+
+
+def _matches(pattern: str, value: str) -> bool:
+    """Whether the whole value matches, as Java's ``matches``; a pattern Python's re cannot read
+    (``\\p{ASCII}``) checks nothing, rather than refusing what AWS accepts."""
+    try:
+        return re.fullmatch(pattern, value) is not None
+    except re.error:
+        return True
+
+
+def _as_java_renders(value: Any, shape: Any) -> str:
+    """A value as AWS's messages quote it: a structure as ``Name(member=value, ...)``."""
+    if shape.type_name == "list" and isinstance(value, list):
+        return "[" + ", ".join(_as_java_renders(item, shape.member) for item in value) + "]"
+    if shape.type_name == "structure" and isinstance(value, dict):
+        members = ", ".join(f"{member}={value[member]}" for member in shape.members if member in value)
+        return f"{shape.name}({members})"
+    return str(value)
 
 
 def install_start_sync_execution() -> None:
@@ -425,6 +486,13 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(18, _PARSER_API_MODULE, "ServiceException", _coded_errors),
     Patch(19, _RESPONSE_CLASS, "_describe_state_machine", _described_state_machine),
+    Patch(
+        45,
+        "moto.stepfunctions.parser.asl.static_analyser.variable_references_static_analyser:"
+        "VariableReferencesStaticAnalyser",
+        "process_and_get",
+        keep,
+    ),
     Patch(19, _RESPONSE_CLASS, "describe_state_machine_for_execution", _state_machine_for_execution),
     Patch(19, _RESPONSE_CLASS, "update_state_machine", _update_with_revision),
     Patch(19, _RESPONSE_CLASS, "describe_execution", _described_execution),

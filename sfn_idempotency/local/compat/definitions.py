@@ -31,6 +31,7 @@ class Diagnostic:
     message: str
     location: str
     severity: str = "ERROR"
+    worded: bool = False  # the message is the whole refusal, as the parser words it
 
     def as_answer(self) -> dict[str, str]:
         return {
@@ -41,7 +42,11 @@ class Diagnostic:
         }
 
     def as_refusal(self) -> str:
-        """InvalidDefinition's message, as CreateStateMachine words it (recorded)."""
+        """InvalidDefinition's message, as CreateStateMachine words it (recorded): a structural
+        diagnostic in its code-message-location form; what the parser refuses in the parser's
+        words (``Error=ValueError Args=['Label cannot be empty'] in definition '...'``)."""
+        if self.worded:
+            return self.message
         return f"Invalid State Machine Definition: '{self.code}: {self.message} at {self.location}'"
 
 
@@ -127,7 +132,7 @@ def _parsed_by_moto(definition: str) -> list[Diagnostic]:
     try:
         StepFunctionsParserBackend._validate_definition(definition=definition)
     except InvalidDefinition as refused:
-        return [Diagnostic(SCHEMA, str(refused.message), "/")]
+        return [Diagnostic(SCHEMA, str(refused.message), "/", worded=True)]
     return []
 
 

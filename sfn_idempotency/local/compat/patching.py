@@ -58,7 +58,20 @@ def missing(patches: tuple[Patch, ...]) -> list[str]:
 
 
 def apply(patches: tuple[Patch, ...]) -> None:
-    """Every patch that replaces something, replaced (idempotent: rebuilt from the originals)."""
+    """Every patch that replaces something, replaced (idempotent: rebuilt from the originals).
+    Two fixes of one attribute compose, in the table's order: the later wraps the earlier."""
+    builds: dict[tuple[str, str], list[Callable[[Any], Any]]] = {}
     for patch in patches:
         if patch.build is not keep:
-            replace(patch.resolve_owner(), patch.attribute, patch.build)
+            builds.setdefault((patch.owner, patch.attribute), []).append(patch.build)
+    for (owner, attribute), chain in builds.items():
+        replace(Patch(0, owner, attribute, keep).resolve_owner(), attribute, _composed(chain))
+
+
+def _composed(chain: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
+    def build(original: Any) -> Any:
+        for step in chain:
+            original = step(original)
+        return original
+
+    return build
