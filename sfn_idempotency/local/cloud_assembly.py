@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, keep
+from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, keep, missing
 
 MANIFEST = "manifest.json"
 STACK_ARTIFACT = "aws:cloudformation:stack"
@@ -584,6 +584,8 @@ class AssemblyDeployer:
         """The resource's ARN: its physical id when that is one, else what ``Fn::GetAtt Arn`` gives."""
         if physical_id.startswith("arn:"):
             return physical_id
+        if missing(PATCHES):
+            return None
         from moto.cloudformation.models import cloudformation_backends
 
         backend = cloudformation_backends[self._account][self._region]
@@ -599,9 +601,9 @@ class AssemblyDeployer:
         return None
 
 
-# The moto internals read (never replaced) to name ARNs.
+# The moto internals read (never replaced) to name ARNs; a moto without them names none.
 PATCHES: tuple[Patch, ...] = (
-    Patch(CAPABILITY, "moto.cloudformation.models:CloudFormationBackend", "__init__", keep),
+    Patch(CAPABILITY, "moto.cloudformation.models", "cloudformation_backends", keep),
     Patch(CAPABILITY, "moto.cloudformation.parsing:ResourceMap", "__getitem__", keep),
 )
 

@@ -377,11 +377,11 @@ PATCHES: tuple[Patch, ...] = (
     Patch(38, _SFN_MODELS, "delete_from_cloudformation_json", _as_classmethod(_delete_machine)),
     Patch(38, _SFN_MODELS, "has_cfn_attr", _as_classmethod(_has_machine_attribute)),
     Patch(38, _SFN_MODELS, "get_cfn_attribute", _machine_attribute),
-    Patch(39, f"{_PARSING}", "get_model_list", keep),
+    Patch(39, _PARSING, "get_model_list", keep),
     Patch(39, "moto.sqs.models:SQSBackend", "set_queue_attributes", keep),
     Patch(40, _TABLE, "create_from_cloudformation_json", _table_with_settings),
     Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
-    Patch(43, f"{_PARSING}", "parse_and_create_resource", _named_failure),
+    Patch(43, _PARSING, "parse_and_create_resource", _named_failure),
     Patch(43, "moto.cloudformation.models:Stack", "create_resources", _rolled_back),
     Patch(43, "moto.cloudformation.models:Stack", "_add_stack_event", keep),
 )
