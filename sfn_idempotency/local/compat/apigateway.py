@@ -8,10 +8,11 @@ its CloudFormation had no ``AWS::ApiGateway::Stage`` or ``AWS::ApiGateway::Accou
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
+from sfn_idempotency.local.compat.cloudformation import resource_model
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _METHOD = "moto.apigateway.models:Method"
@@ -81,119 +82,42 @@ def _method_with_integration(original: Callable[..., Any]) -> Any:
 
 
 # -- fix 42: stages and the account ---------------------------------------------------------------
+def _create_stage(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    _backend(account_id, region_name).create_stage(
+        function_id=properties["RestApiId"],
+        stage_name=properties["StageName"],
+        deploymentId=properties["DeploymentId"],
+        variables={name: str(value) for name, value in (properties.get("Variables") or {}).items()},
+        description=properties.get("Description", ""),
+        tracing_enabled=properties.get("TracingEnabled"),
+    )
+
+
+def _delete_stage(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    _backend(account_id, region_name).delete_stage(properties["RestApiId"], properties["StageName"])
+
+
+def _set_cloudwatch_role(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    operation = {
+        "op": "replace",
+        "path": "/cloudwatchRoleArn",
+        "value": str(properties.get("CloudWatchRoleArn", "")),
+    }
+    _backend(account_id, region_name).update_account([operation])
+
+
+def _keep_the_account_setting(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    """As on AWS: deleting the resource leaves the account's setting."""
+
+
 @cache
 def _models() -> tuple[type, type]:
     """``AWS::ApiGateway::Stage`` and ``AWS::ApiGateway::Account`` (moto's CloudFormation had neither)."""
-    from moto.core.common_models import CloudFormationModel
-
-    class Stage(CloudFormationModel):  # type: ignore[misc]
-        def __init__(self, api_id: str, name: str) -> None:
-            self.api_id = api_id
-            self.name = name
-
-        @property
-        def physical_resource_id(self) -> str:
-            return self.name
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return ""
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::ApiGateway::Stage"
-
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return False
-
-        @classmethod
-        def create_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
-        ) -> Stage:
-            properties = cloudformation_json["Properties"]
-            _backend(account_id, region_name).create_stage(
-                function_id=properties["RestApiId"],
-                stage_name=properties["StageName"],
-                deploymentId=properties["DeploymentId"],
-                variables={name: str(value) for name, value in (properties.get("Variables") or {}).items()},
-                description=properties.get("Description", ""),
-                tracing_enabled=properties.get("TracingEnabled"),
-            )
-            return cls(properties["RestApiId"], properties["StageName"])
-
-        @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: Any,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-        ) -> Stage:
-            cls.delete_from_cloudformation_json(
-                original_resource.name, cloudformation_json, account_id, region_name
-            )
-            return cls.create_from_cloudformation_json(
-                new_resource_name, cloudformation_json, account_id, region_name
-            )
-
-        @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            properties = cloudformation_json["Properties"]
-            _backend(account_id, region_name).delete_stage(properties["RestApiId"], properties["StageName"])
-
-    class Account(CloudFormationModel):  # type: ignore[misc]
-        def __init__(self, role_arn: str) -> None:
-            self.role_arn = role_arn
-
-        @property
-        def physical_resource_id(self) -> str:
-            return "account"
-
-        @staticmethod
-        def cloudformation_name_type() -> str:
-            return ""
-
-        @staticmethod
-        def cloudformation_type() -> str:
-            return "AWS::ApiGateway::Account"
-
-        @classmethod
-        def has_cfn_attr(cls, attr: str) -> bool:
-            return False
-
-        @classmethod
-        def create_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
-        ) -> Account:
-            role = str(cloudformation_json["Properties"].get("CloudWatchRoleArn", ""))
-            operation = {"op": "replace", "path": "/cloudwatchRoleArn", "value": role}
-            _backend(account_id, region_name).update_account([operation])
-            return cls(role)
-
-        @classmethod
-        def update_from_cloudformation_json(
-            cls,
-            original_resource: Any,
-            new_resource_name: str,
-            cloudformation_json: Any,
-            account_id: str,
-            region_name: str,
-        ) -> Account:
-            return cls.create_from_cloudformation_json(
-                new_resource_name, cloudformation_json, account_id, region_name
-            )
-
-        @classmethod
-        def delete_from_cloudformation_json(
-            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
-        ) -> None:
-            return  # as on AWS: deleting the resource leaves the account's setting
-
-    return Stage, Account
+    stage = resource_model("AWS::ApiGateway::Stage", apply=_create_stage, remove=_delete_stage)
+    account = resource_model(
+        "AWS::ApiGateway::Account", apply=_set_cloudwatch_role, remove=_keep_the_account_setting
+    )
+    return stage, account
 
 
 def install_models() -> None:

@@ -168,23 +168,19 @@ def _as_classmethod(function: Callable[..., Any]) -> Callable[[Any], Any]:
     return build
 
 
-# -- fix 39: queue policies -------------------------------------------------------------------
-@cache
-def _queue_policy_model() -> type:
-    """``AWS::SQS::QueuePolicy``: sets ``Policy`` on each of its queues, as AWS does."""
+# -- resource types moto's CloudFormation lacks -------------------------------------------------
+Apply = Callable[[Mapping[str, Any], str, str], None]  # (properties, account, region)
+
+
+def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
+    """A CloudFormation model for a resource that only sets something up: ``apply`` on create,
+    ``remove`` then ``apply`` on update, ``remove`` on delete. Its physical id (and ``Id``) is its name."""
     from moto.core.common_models import CloudFormationModel
-    from moto.sqs.models import sqs_backends
 
-    def set_policy(queues: list[str], document: Any, account_id: str, region_name: str) -> None:
-        backend = sqs_backends[account_id][region_name]
-        for queue_url in queues:
-            policy = json.dumps(document) if document is not None else ""
-            backend.set_queue_attributes(queue_url.rsplit("/", 1)[-1], {"Policy": policy})
-
-    class QueuePolicy(CloudFormationModel):  # type: ignore[misc]
-        def __init__(self, name: str, queues: list[str]) -> None:
+    class StackResource(CloudFormationModel):  # type: ignore[misc]
+        def __init__(self, name: str, properties: Mapping[str, Any]) -> None:
             self.name = name
-            self.queues = queues
+            self.properties = properties
 
         @property
         def physical_resource_id(self) -> str:
@@ -196,7 +192,7 @@ def _queue_policy_model() -> type:
 
         @staticmethod
         def cloudformation_type() -> str:
-            return "AWS::SQS::QueuePolicy"
+            return resource_type
 
         @classmethod
         def has_cfn_attr(cls, attr: str) -> bool:
@@ -208,11 +204,10 @@ def _queue_policy_model() -> type:
         @classmethod
         def create_from_cloudformation_json(
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
-        ) -> QueuePolicy:
-            properties = cloudformation_json["Properties"]
-            queues = [str(queue) for queue in properties.get("Queues", [])]
-            set_policy(queues, properties.get("PolicyDocument"), account_id, region_name)
-            return cls(resource_name, queues)
+        ) -> StackResource:
+            properties = cloudformation_json.get("Properties", {})
+            apply(properties, account_id, region_name)
+            return cls(resource_name, properties)
 
         @classmethod
         def update_from_cloudformation_json(
@@ -222,8 +217,8 @@ def _queue_policy_model() -> type:
             cloudformation_json: Any,
             account_id: str,
             region_name: str,
-        ) -> QueuePolicy:
-            set_policy(original_resource.queues, None, account_id, region_name)
+        ) -> StackResource:
+            remove(original_resource.properties, account_id, region_name)
             return cls.create_from_cloudformation_json(
                 original_resource.name, cloudformation_json, account_id, region_name
             )
@@ -232,10 +227,31 @@ def _queue_policy_model() -> type:
         def delete_from_cloudformation_json(
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
         ) -> None:
-            queues = [str(queue) for queue in cloudformation_json.get("Properties", {}).get("Queues", [])]
-            set_policy(queues, None, account_id, region_name)
+            remove(cloudformation_json.get("Properties", {}), account_id, region_name)
 
-    return QueuePolicy
+    StackResource.__name__ = StackResource.__qualname__ = resource_type.rsplit("::", 1)[-1]
+    return StackResource
+
+
+# -- fix 39: queue policies -------------------------------------------------------------------
+def _set_queue_policy(document: Any) -> Apply:
+    def set_policy(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+        from moto.sqs.models import sqs_backends
+
+        backend = sqs_backends[account_id][region_name]
+        policy = json.dumps(properties.get("PolicyDocument")) if document is None else document
+        for queue_url in properties.get("Queues", []):
+            backend.set_queue_attributes(str(queue_url).rsplit("/", 1)[-1], {"Policy": policy})
+
+    return set_policy
+
+
+@cache
+def _queue_policy_model() -> type:
+    """``AWS::SQS::QueuePolicy``: sets ``Policy`` on each of its queues, as AWS does."""
+    return resource_model(
+        "AWS::SQS::QueuePolicy", apply=_set_queue_policy(None), remove=_set_queue_policy("")
+    )
 
 
 def install_models() -> None:
