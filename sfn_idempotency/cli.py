@@ -554,6 +554,7 @@ def _serve_cdk_app(cloud: LocalCloud, arguments: argparse.Namespace, stop: threa
         DeploymentError,
         SkippedResourceWarning,
         keep_deploying,
+        redeploy,
     )
 
     directory: Path = arguments.cdk_out
@@ -579,13 +580,12 @@ def _serve_cdk_app(cloud: LocalCloud, arguments: argparse.Namespace, stop: threa
     except (CloudAssemblyError, DeploymentError) as error:
         raise CliError(str(error)) from None
 
-    def redeploy() -> None:
-        try:
-            deploy()
-        except (CloudAssemblyError, DeploymentError, OSError) as error:
-            report(f"re-deploy of {directory} failed: {error}")
-
-    signal.signal(signal.SIGHUP, lambda *_: threading.Thread(target=redeploy, name="redeploy").start())
+    signal.signal(
+        signal.SIGHUP,
+        lambda *_: threading.Thread(
+            target=redeploy, args=(deploy, directory, report), name="redeploy"
+        ).start(),
+    )
     if arguments.watch:
         threading.Thread(
             target=keep_deploying, args=(deploy, directory, stop, report), name="cdk-out", daemon=True

@@ -229,10 +229,7 @@ class Plan:
 
 def needs(resource: Mapping[str, Any]) -> set[str]:
     """The logical ids a resource refers to: ``Ref``, ``Fn::GetAtt``, ``Fn::Sub`` and ``DependsOn``."""
-    found = set(_references(resource.get("Properties", {})))
-    depends_on = resource.get("DependsOn", [])
-    found.update([depends_on] if isinstance(depends_on, str) else depends_on)
-    return found
+    return set(_references(resource.get("Properties", {}))) | _depends_on(resource)
 
 
 def _references(value: Any) -> Iterator[str]:
@@ -634,7 +631,12 @@ def keep_deploying(
         if stop.wait(WATCH_INTERVAL_SECONDS / 2) or fingerprint(directory) != current:
             continue  # still being written: look again at the next tick
         seen = current
-        try:
-            deploy()
-        except (CloudAssemblyError, DeploymentError, OSError) as error:
-            report(f"re-deploy of {directory} failed: {error}")
+        redeploy(deploy, directory, report)
+
+
+def redeploy(deploy: Callable[[], object], directory: Path, report: Callable[[str], None]) -> None:
+    """Deploy again; a failure is reported in one line, and the stacks stay as they were."""
+    try:
+        deploy()
+    except (CloudAssemblyError, DeploymentError, OSError) as error:
+        report(f"re-deploy of {directory} failed: {error}")
