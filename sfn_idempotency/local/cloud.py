@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import json
 import logging
 import threading
@@ -20,18 +21,19 @@ import boto3
 from botocore.config import Config
 
 from sfn_idempotency import definitions
-from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, history, lambda_invocations
+from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import activities, compat, mock_files
+from sfn_idempotency.local import activities, compat, mock_files, redrive
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
-from sfn_idempotency.local.clock import MovableClock
+from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.cloud_assembly import (
     AssemblyDeployer,
     DeployedAssembly,
     DeployedStack,
     SkippedResourceWarning,
 )
+from sfn_idempotency.local.compat.express import express_execution, is_express_execution
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
@@ -95,6 +97,39 @@ class ExecutionResult:
     def lambda_invocations(self, function_arn: str) -> int:
         """How many times this execution scheduled the function (retries included)."""
         return lambda_invocations(self.history, function_arn)
+
+
+def _ended(execution: Any) -> ExecutionResult:
+    """An ended execution as the engine holds it, read in process: what DescribeExecution and
+    GetExecutionHistory answer, without their serializer (compat fix 56's companion: a waiter
+    pays no HTTP encoding for what it already has)."""
+    status = getattr(execution.exec_status, "value", execution.exec_status)
+    return ExecutionResult(
+        arn=execution.exec_arn,
+        status=str(status),
+        output_json=execution.output if status == "SUCCEEDED" else None,
+        error=execution.error,
+        cause=execution.cause,
+        history=history_of(execution),
+    )
+
+
+def history_of(execution: Any) -> tuple[dict[str, Any], ...]:
+    """An execution's events so far, as GetExecutionHistory answers them through an SDK: moto holds
+    each ``timestamp`` as ISO 8601 text (the SDK parses it to a datetime) and may hold members
+    that are None (the API's answer leaves them out)."""
+    return tuple(_as_answered(event) for event in execution.to_history_output()["events"])
+
+
+def _as_answered(value: Any) -> Any:
+    if isinstance(value, dict):
+        answered = {name: _as_answered(member) for name, member in value.items() if member is not None}
+        if isinstance(answered.get("timestamp"), str):
+            answered["timestamp"] = datetime.datetime.fromisoformat(answered["timestamp"])
+        return answered
+    if isinstance(value, list):
+        return [_as_answered(item) for item in value]
+    return value
 
 
 def _without_metadata(answer: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +201,8 @@ class LocalCloud:
         mock_files.install()
         mock_files.activate(self.mock_config)
         activities.install()
+        redrive.install()
+        compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
         self.backend.start()
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
@@ -197,6 +234,7 @@ class LocalCloud:
             mock_files.activate(None)
             activities.forget()
             compat.retry_time.scale = 1.0
+            compat.redrive_clock.now = time.time
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)
             for name, level in self._log_levels.items():
@@ -375,7 +413,11 @@ class LocalCloud:
         return str(entry["EventId"])
 
     def executions(self, state_machine_arn: str) -> list[str]:
-        """Every execution of the state machine, oldest first."""
+        """Every execution of the state machine, oldest first. An Express machine's come from the
+        engine itself: AWS lists them nowhere but in their log group (compat fix 46)."""
+        machine = self._backend().describe_state_machine(state_machine_arn)
+        if machine.type == "EXPRESS":
+            return [e.exec_arn for e in sorted(machine.executions, key=lambda e: e.start_date)]
         pages = self.sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
         listed = [e for page in pages for e in page["executions"]]
         return [e["executionArn"] for e in sorted(listed, key=lambda e: e["startDate"])]
@@ -391,18 +433,27 @@ class LocalCloud:
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
         """Block until the execution ends (TimeoutError after ``timeout`` seconds); its result."""
-        self._await_end(execution_arn, timeout)
-        return self._result(self.sfn.describe_execution(executionArn=execution_arn))
+        return _ended(self._await_end(execution_arn, timeout))
 
-    def _await_end(self, execution_arn: str, timeout: float) -> None:
+    def _await_end(self, execution_arn: str, timeout: float) -> Any:
         """Watch moto's own execution object (it lives in this process, server or not) instead of
         polling DescribeExecution, whose serialization would compete with the execution itself."""
+        execution = self._execution(execution_arn)
+        if not compat.execution_ends.ends.wait_for(
+            lambda: execution.exec_status in TERMINAL_STATUSES, timeout
+        ):
+            raise TimeoutError(f"not reached within {timeout} s: {execution_arn} to end")
+        return execution
+
+    def _execution(self, execution_arn: str) -> Any:
+        if is_express_execution(execution_arn):
+            return express_execution(self._backend(), execution_arn)
+        return self._backend().describe_execution(execution_arn)
+
+    def _backend(self) -> Any:
         from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
-        execution = stepfunctions_parser_backends[self.account][self.region].describe_execution(execution_arn)
-        self.wait_until(
-            lambda: execution.exec_status in TERMINAL_STATUSES, timeout, f"{execution_arn} to end"
-        )
+        return stepfunctions_parser_backends[self.account][self.region]
 
     def wait_all(
         self, execution_arns: Iterable[str], timeout: float = DEFAULT_WAIT_SECONDS
@@ -433,7 +484,7 @@ class LocalCloud:
         arn = response["executionArn"]
         with compat.sync_executions_lock:
             execution = compat.sync_executions.get(arn)
-        events = tuple(execution.to_history_output()["events"]) if execution is not None else ()
+        events = history_of(execution) if execution is not None else ()
         return ExecutionResult.of(response, events)
 
     # -- AWS's unit-test APIs, offline ---------------------------------------------------------
@@ -471,18 +522,15 @@ class LocalCloud:
         return entered_states(self._history(execution_arn))
 
     def _history(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
-        return history(self.sfn, execution_arn)
-
-    def _result(self, description: dict[str, Any]) -> ExecutionResult:
-        return ExecutionResult.of(description, self._history(description["executionArn"]))
+        return history_of(self._execution(execution_arn))
 
     def _stop_running_executions(self) -> None:
-        for machine in self.sfn.list_state_machines()["stateMachines"]:
-            running = self.sfn.list_executions(
-                stateMachineArn=machine["stateMachineArn"], statusFilter="RUNNING"
-            )
-            for execution in running["executions"]:
-                try:
-                    self.sfn.stop_execution(executionArn=execution["executionArn"])
-                except Exception:
-                    LOG.debug("could not stop %s", execution["executionArn"], exc_info=True)
+        """Every execution still running, Express ones included, stopped as StopExecution would."""
+        now = datetime.datetime.now(tz=datetime.UTC)
+        for machine in self._backend().state_machines:
+            for execution in machine.executions:
+                if execution.exec_status == "RUNNING":
+                    try:
+                        execution.stop(stop_date=now, error=None, cause=None)
+                    except Exception:
+                        LOG.debug("could not stop %s", execution.exec_arn, exc_info=True)

@@ -205,12 +205,12 @@ def test_a_stopped_execution_has_its_claim_released_through_serve(server: Server
 
 
 def test_an_unknown_operation_answers_json_over_http(server: Server):
-    # Given an operation the engine does not implement, sent as any SDK sends it
+    # Given an operation the engine does not know, sent as any SDK sends it
     request = httpx.post(
         server.endpoint,
         headers={
             "Content-Type": "application/x-amz-json-1.0",
-            "X-Amz-Target": "AWSStepFunctions.RedriveExecution",
+            "X-Amz-Target": "AWSStepFunctions.RewindExecution",
             "Authorization": "AWS4-HMAC-SHA256 Credential=local/20260101/us-east-1/states/aws4_request, "
             "SignedHeaders=host, Signature=0",
         },

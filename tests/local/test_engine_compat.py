@@ -712,8 +712,10 @@ def test_level_error_logs_only_failures_and_no_data(local_cloud: LocalCloud):
 
 
 def test_a_missing_log_group_drops_the_records_and_the_execution_runs_on(local_cloud: LocalCloud):
-    # Given a state machine logging to a group that does not exist
+    # Given a state machine logging to a group that was deleted after it was created
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/gone")
     machine = logged_machine(local_cloud, "/sfn/gone", "ALL", with_data=True)
+    local_cloud.client("logs").delete_log_group(logGroupName="/sfn/gone")
 
     # When it runs, it ends as its definition says
     result = local_cloud.run(machine, {})

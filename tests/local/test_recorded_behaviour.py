@@ -250,14 +250,6 @@ def test_state_machines_are_listed_by_name_and_out_of_range_requests_refused(loc
     assert unknown_status.value.response["Error"]["Code"] == "ValidationException"
 
 
-def test_an_operation_the_engine_lacks_answers_json_as_aws_does(local_cloud: LocalCloud):
-    # RedriveExecution is one the engine does not implement: a JSON error, never an HTML page
-    with pytest.raises(ClientError) as refused:
-        local_cloud.sfn.redrive_execution(executionArn=f"{ROLE}:execution")
-    assert refused.value.response["Error"]["Code"] == "UnknownOperationException"
-    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
-
-
 # -- aws-sdk integrations (fixes 23 to 25) ----------------------------------------------------------
 
 

@@ -534,3 +534,35 @@ def test_a_distributed_map_reading_its_items_reports_no_item_stages(local_cloud:
         "input": json.dumps({"Bucket": "b", "Key": "items.json"}),
         "maxConcurrency": 1,
     }
+
+
+@pytest.mark.parametrize(
+    ("mode", "problem"),
+    [
+        ("STRICT", "Mock result schema validation error: Required field 'StartDate' is missing"),
+        (None, "Mock result schema validation error: Required field 'StartDate' is missing"),
+        ("PRESENT", None),
+    ],
+)
+def test_strict_validation_wants_the_answers_required_fields(
+    local_cloud: LocalCloud, mode: str | None, problem: str | None
+):
+    # Given a mocked StartExecution answer without its required StartDate
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::states:startExecution",
+        "Parameters": {"StateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:child"},
+        "End": True,
+    }
+    mocked = {"ExecutionArn": "arn:aws:states:us-east-1:123456789012:execution:child:run-1"}
+    mock = {"result": json.dumps(mocked), **({"fieldValidationMode": mode} if mode else {})}
+    # When it is tested: STRICT (the default) refuses it, PRESENT checks only what is there
+    if problem is None:
+        assert (
+            json.loads(local_cloud.test_state(definition=json.dumps(state), input="{}", mock=mock)["output"])
+            == mocked
+        )
+        return
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=json.dumps(state), input="{}", mock=mock)
+    assert refused.value.response["Error"]["Message"] == problem

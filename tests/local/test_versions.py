@@ -220,3 +220,18 @@ def test_describe_lists_each_states_variable_references(local_cloud: LocalCloud)
         local_cloud.sfn.describe_state_machine_for_execution(executionArn=execution.arn)["variableReferences"]
         == expected
     )
+
+
+def test_a_version_is_not_a_resource_to_tag(local_cloud: LocalCloud, machine: str):
+    # When version 1 is tagged or untagged, then it is not found; the machine itself is tagged
+    for operation, request in (
+        ("tag_resource", {"tags": [{"key": "team", "value": "payments"}]}),
+        ("untag_resource", {"tagKeys": ["team"]}),
+    ):
+        with pytest.raises(ClientError) as refused:
+            getattr(local_cloud.sfn, operation)(resourceArn=f"{machine}:1", **request)
+        assert error_of(refused) == ("ResourceNotFound", f"Resource not found: '{machine}:1'")
+    local_cloud.sfn.tag_resource(resourceArn=machine, tags=[{"key": "team", "value": "payments"}])
+    assert local_cloud.sfn.list_tags_for_resource(resourceArn=machine)["tags"] == [
+        {"key": "team", "value": "payments"}
+    ]

@@ -18,6 +18,10 @@ interpreter (moto's ASL interpreter)
       ``assignedVariables`` are JSON text.
   27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
 
+execution_ends (waiting for executions)
+  56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
+      two looks at its child ends then (moto slept 0.5 s), and so does ``LocalCloud.wait``.
+
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
   5. [L12] An execution started without a name gets a fresh UUID (moto named it "None").
@@ -56,6 +60,7 @@ integrations (what a Task's call sends and returns)
       bodies as JSON text, streamed bodies as text).
   25. [L21] S3 answers say SSE-S3 and carry an extended request id; DynamoDB answers carry no
       ConsumedCapacity unless asked; checksums sent where supported, none asked back.
+  55. [L7] A PutEvents Task's ``EventBridge.FailedEntry`` Cause is the answer as JSON text.
 
 services (moto's S3 and SNS, for every caller)
   25. [L21] Objects are encrypted with SSE-S3 by default and their answers say so; an object
@@ -63,6 +68,8 @@ services (moto's S3 and SNS, for every caller)
   31. [L21] A FIFO topic refuses a message without MessageGroupId with AWS's InvalidParameter,
       and Publish to it answers a SequenceNumber.
   32. [L21] A secret's name with a character AWS does not allow is refused (ValidationException).
+  52. [L21] An SNS notification is signed as its topic asks: SHA1 and ``SignatureVersion`` 1 unless
+      the topic's ``SignatureVersion`` is 2 (moto always said 2), its Subject included.
 
 http_task (HTTP Tasks)
   33. [L26] HTTP Tasks (http:invoke) call their endpoint with the connection's authorization and
@@ -73,6 +80,8 @@ events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
      and through DISABLED rules too).
   13. [L6] Standard executions send "Step Functions Execution Status Change" events.
+  53. [L7] An event delivered without an input transformer carries its ``account``.
+  54. [L7] PutEvents answers ``MalformedDetail`` for a Detail that is JSON but not an object.
 
 lambda_runtime (functions created through the Lambda API)
   22. [L20] Python zips run in process as AWS's Python runtime runs them (moto needs Docker): the
@@ -98,6 +107,26 @@ versions (versions and aliases of a state machine)
       DeleteStateMachineVersion (refused while an alias routes to the version); nothing changed
       since the latest version publishes none; executions of a version or of an alias (a version
       drawn by its weights) run that version, are the machine's, and name both.
+
+express (Express executions started with StartExecution)
+  46. [L36] An Express execution's ARN is ``…:express:<machine>:<name>:<id>``; DescribeExecution,
+      StopExecution, GetExecutionHistory and DescribeStateMachineForExecution refuse it
+      (InvalidArn), and ListExecutions of an Express machine is StateMachineTypeNotSupported.
+
+redrive_fields (what every execution says about redrive)
+  48. [L38] DescribeExecution answers ``redriveCount``, ``redriveStatus`` (and its reason) and
+      ``redriveDate``; ListExecutions' items their ``redriveCount`` and ``redriveDate``, filtered
+      by ``redriveFilter``; the context object has ``Execution.RedriveCount`` (and ``RedriveTime``).
+
+distributed_map (Distributed Map states)
+  49. [L40] ``ItemBatcher`` (moto's grammar refused it): items, each selected first, are grouped
+      into batches ``{"BatchInput": …, "Items": […]}`` within ``MaxItemsPerBatch`` and
+      ``MaxInputBytesPerBatch``, evaluated (with their ``…Path`` forms and JSONata) by moto's own
+      evaluators.
+  50. [L40] A map run fails with ``States.ExceedToleratedFailureThreshold`` when more children
+      failed than ``ToleratedFailureCount``/``…Percentage`` allow (moto succeeded whatever failed).
+  51. [L40] ``UpdateMapRun`` acts on a running map run: more concurrency starts more children;
+      new tolerances judge it.
 
 cloudformation (stacks)
   38. [L30] A state machine a stack creates is the Step Functions API's (moto put it where the API
@@ -137,14 +166,18 @@ from sfn_idempotency.local.compat import (
     callbacks,
     cloudformation,
     definitions,
+    distributed_map,
     dynamodb,
     events,
+    execution_ends,
     execution_logs,
+    express,
     http_task,
     integrations,
     interpreter,
     jsonata,
     lambda_runtime,
+    redrive_fields,
     services,
     test_state,
     versions,
@@ -154,6 +187,7 @@ from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
 from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
 from sfn_idempotency.local.compat.lambda_runtime import remove_code_folders
 from sfn_idempotency.local.compat.patching import Patch, apply, missing
+from sfn_idempotency.local.compat.redrive_fields import redrive_clock
 
 __all__ = [
     "MAX_STATUS_EVENT_DATA_BYTES",
@@ -161,10 +195,12 @@ __all__ = [
     "SUPPORTED_MOTO",
     "IncompatibleMotoError",
     "check",
+    "execution_ends",
     "forget_clients",
     "incompatibilities",
     "install",
     "interceptor",
+    "redrive_clock",
     "remove_code_folders",
     "retry_time",
     "sync_executions",
@@ -192,6 +228,10 @@ PATCHES: tuple[Patch, ...] = (
     *cloudformation.PATCHES,
     *apigateway.PATCHES,
     *versions.PATCHES,
+    *express.PATCHES,
+    *redrive_fields.PATCHES,
+    *distributed_map.PATCHES,
+    *execution_ends.PATCHES,
 )
 
 

@@ -10,6 +10,7 @@ the definition, has the last word.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ MISSING_TARGET = "MISSING_TRANSITION_TARGET"
 INVALID_JSON = "INVALID_JSON_DESCRIPTION"
 _EXPRESS_UNSUPPORTED = (".waitForTaskToken", ".sync:2", ".sync")  # longest suffix first
 _REQUIRED = ("StartAt", "States")
+_ACTIVITY_ARN = re.compile(r"^arn:[\w-]+:states:[\w-]+:\d{12}:activity:")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,10 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
                 SCHEMA,
                 f"Express state machine does not support '{unsupported}' service integration ",
                 f"{where}/Resource",
+            )
+        if machine_type == "EXPRESS" and _ACTIVITY_ARN.match(resource):
+            yield Diagnostic(
+                SCHEMA, "Express state machine does not support Activity ARN", f"{where}/Resource"
             )
         # The rule is the whole machine's: a JSONPath state inside a JSONata Map of a JSONPath
         # machine is accepted (recorded: test_sfn_api_validation VALID_QUERY_LANGUAGE_PASS).

@@ -1,4 +1,5 @@
-"""Step Functions and EventBridge: rules that start executions, and status change events (fixes 7, 13)."""
+"""Step Functions and EventBridge: rules that start executions, status change events, and what
+EventBridge delivers (fixes 7, 13, 53, 54)."""
 
 from __future__ import annotations
 
@@ -142,10 +143,50 @@ def _as_delivered(event: dict[str, Any], account: str) -> dict[str, Any]:
     return envelope
 
 
+def _envelope_names_the_account(original: str) -> str:
+    """Fix 53: an event delivered without an input transformer (to a queue, a log group) carries
+    its ``account``, as every envelope does (recorded: test_events_task_service); moto's default
+    template left it out."""
+    return original.replace('"source": "<source>", ', '"source": "<source>", "account": "<account>", ', 1)
+
+
+def _detail_must_be_an_object(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 54: PutEvents answers ``MalformedDetail`` for an entry whose Detail is JSON but not an
+    object (recorded: test_put_events_malformed_detail); moto warned, then failed the whole call
+    (HTTP 500) while matching rules. Entries are answered in order, each on its own."""
+
+    def put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        answers: list[dict[str, Any]] = []
+        for event in events:
+            if _detail_is_not_an_object(event.get("Detail")):
+                answers.append({"ErrorCode": "MalformedDetail", "ErrorMessage": "Detail is malformed."})
+            else:
+                answers.extend(original(self, [event]))
+        return answers
+
+    return put_events
+
+
+def _detail_is_not_an_object(detail: Any) -> bool:
+    if not isinstance(detail, str) or not detail:
+        return False  # a missing Detail is moto's own refusal
+    try:
+        return not isinstance(json.loads(detail), dict)
+    except ValueError:
+        return False  # moto answers MalformedDetail itself
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(7, f"{_EVENTS_MODULE}:Rule", "send_to_targets", _deliver_to_state_machines),
     Patch(7, _EVENTS_MODULE, "events_backends", keep),
     Patch(7, "moto.events.utils", "EventTemplateParser", keep),
     Patch(13, f"{_EXECUTION_MODULE}:Execution", "start", _emit_when_started),
     Patch(13, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _emit_when_ended),
+    Patch(
+        53,
+        "moto.events.utils:EventTemplateParser",
+        "DEFAULT_EVENT_INPUT_TEMPLATE",
+        _envelope_names_the_account,
+    ),
+    Patch(54, f"{_EVENTS_MODULE}:EventsBackend", "put_events", _detail_must_be_an_object),
 )

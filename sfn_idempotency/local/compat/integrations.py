@@ -1,5 +1,5 @@
 """Service integrations: what a Task's call sends and what its result looks like (fixes 6, 23, 24,
-25)."""
+25, 55)."""
 
 from __future__ import annotations
 
@@ -179,8 +179,30 @@ def s3_extended_request_id(parsed: dict[str, Any], **_: Any) -> None:
         metadata["HostId"] = sent or base64.b64encode(os.urandom(48)).decode()
 
 
+def _failed_entries_as_json_text(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 55: a PutEvents Task whose answer has failed entries fails with EventBridge.FailedEntry
+    and the answer as JSON text for its Cause (recorded: test_put_events_no_source); moto put the
+    answer itself there, which the history wrote as Python's repr."""
+    from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
+
+    def from_error(self: Any, env: Any, ex: Exception) -> Any:
+        failure = original(self, env, ex)
+        details = (failure.event_details or {}).get("taskFailedEventDetails") or {}
+        if not isinstance(details.get("cause", ""), str):
+            details["cause"] = to_json_str(details["cause"])
+        return failure
+
+    return from_error
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_parameters", _pascal_case_request),
+    Patch(
+        55,
+        f"{_SERVICE_PACKAGE}.state_task_service_events:StateTaskServiceEvents",
+        "_from_error",
+        _failed_entries_as_json_text,
+    ),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_response", _pascal_case_response),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_to_boto_request", keep),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_from_boto_response", keep),

@@ -105,10 +105,44 @@ def _secret_names_checked(original: Any) -> Any:
     return create_secret
 
 
+def string_to_sign(notification: dict[str, Any]) -> str:
+    """What SNS signs for a notification: each present field's name and value on their own lines,
+    in this order (documented: "Verifying the signatures of Amazon SNS messages")."""
+    fields = ("Message", "MessageId", "Subject", "Timestamp", "TopicArn", "Type")
+    return "".join(f"{name}\n{notification[name]}\n" for name in fields if name in notification)
+
+
+def _signed_as_the_topic_asks(original: Any) -> Any:
+    """A notification is signed with SHA1 and says ``SignatureVersion`` 1, unless its topic's
+    ``SignatureVersion`` attribute asks for 2 (SHA256) (recorded: test_sns_task_service); moto
+    always signed with SHA256, said 2, and left the Subject out of what it signed."""
+    import base64
+
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    def get_post_data(
+        self: Any, message: str, message_id: str, subject: str | None, *args: Any, **kwargs: Any
+    ) -> Any:
+        notification = original(self, message, message_id, subject, *args, **kwargs)
+        # CreateTopic keeps its attributes under snake-case names, SetTopicAttributes as given.
+        asked = getattr(self.topic, "SignatureVersion", None) or getattr(
+            self.topic, "signature_version", None
+        )
+        version = str(asked or "1")
+        digest = hashes.SHA256() if version == "2" else hashes.SHA1()
+        signature = self.private_key().sign(string_to_sign(notification).encode(), padding.PKCS1v15(), digest)
+        notification.update(SignatureVersion=version, Signature=base64.b64encode(signature).decode())
+        return notification
+
+    return get_post_data
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(25, f"{_S3_MODELS}:FakeKey", "response_dict", _encrypted_by_default),
     Patch(25, "moto.s3.responses:S3Response", "put_object", _checksum_type_of_single_part_uploads),
     Patch(31, f"{_SNS_MODELS}:SNSBackend", "publish", _fifo_topics_need_a_group),
     Patch(31, "moto.sns.responses:SNSResponse", "publish", _fifo_sequence_numbers),
+    Patch(52, f"{_SNS_MODELS}:Subscription", "get_post_data", _signed_as_the_topic_asks),
     Patch(32, "moto.secretsmanager.models:SecretsManagerBackend", "create_secret", _secret_names_checked),
 )

@@ -224,7 +224,8 @@ def _check_mocked_result(
     elif kind == "Task" and mock.get("fieldValidationMode", "STRICT") != "NONE":
         shape = _answer_shape(str(state.get("Resource", "")))
         if shape is not None:
-            problem = _schema_problem(result, shape)
+            strict = mock.get("fieldValidationMode", "STRICT") == "STRICT"
+            problem = _schema_problem(result, shape, strict=strict)
             if problem is not None:
                 raise ValidationException(f"Mock result schema validation error: {problem}")
 
@@ -249,25 +250,32 @@ def _answer_shape(resource: str) -> Any:
     return operation.output_shape
 
 
+def _capitalized(member: str) -> str:
+    return member[:1].upper() + member[1:]
+
+
 def _snake(action: str) -> str:
     from botocore import xform_name
 
     return str(xform_name(action[:1].upper() + action[1:]))
 
 
-def _schema_problem(value: Any, shape: Any, name: str = "") -> str | None:
-    """The first way ``value`` breaks ``shape``, in AWS's words (members spelled with a capital)."""
+def _schema_problem(value: Any, shape: Any, name: str = "", *, strict: bool = False) -> str | None:
+    """The first way ``value`` breaks ``shape``, in AWS's words (members spelled with a capital).
+    ``strict`` (fieldValidationMode STRICT, the default): every required member must be present
+    too; PRESENT checks only the members there are. A member the API does not model is let be."""
     kind = shape.type_name
     field_name = f"Field '{name}'"
     if kind == "structure":
         if not isinstance(value, dict):
             return f"{field_name} must be an object" if name else None
-        members = {
-            member[:1].upper() + member[1:]: member_shape for member, member_shape in shape.members.items()
-        }
+        members = {_capitalized(member): member_shape for member, member_shape in shape.members.items()}
+        missing = [m for m in map(_capitalized, shape.required_members) if strict and m not in value]
+        if missing:
+            return f"Required field '{missing[0]}' is missing"
         for member, item in value.items():
             if member in members and member != "Payload":  # a Lambda Payload is the function's JSON
-                problem = _schema_problem(item, members[member], member)
+                problem = _schema_problem(item, members[member], member, strict=strict)
                 if problem is not None:
                     return problem
         return None
@@ -275,7 +283,19 @@ def _schema_problem(value: Any, shape: Any, name: str = "") -> str | None:
         if not isinstance(value, list):
             return f"{field_name} must be an array"
         return next(
-            (p for item in value if (p := _schema_problem(item, shape.member, name)) is not None), None
+            (
+                p
+                for item in value
+                if (p := _schema_problem(item, shape.member, name, strict=strict)) is not None
+            ),
+            None,
+        )
+    if kind == "map":
+        if not isinstance(value, dict):
+            return f"{field_name} must be an object"
+        return next(
+            (p for item in value.values() if (p := _schema_problem(item, shape.value, name, strict=strict))),
+            None,
         )
     if kind in ("string", "blob", "timestamp"):
         if not isinstance(value, str):

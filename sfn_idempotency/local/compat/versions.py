@@ -213,6 +213,27 @@ def _versions_are_not_updated(original: Callable[[Any], Any]) -> Callable[[Any],
     return update_state_machine
 
 
+def _versions_are_not_tagged(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """TagResource and UntagResource of a version's ARN: ResourceNotFound (recorded for TagResource;
+    moto tagged it). Tags are the machine's, which every version shares."""
+
+    def tagging(self: Any) -> Any:
+        from moto.stepfunctions.parser.api import ResourceNotFound
+
+        arn = str(self._get_param("resourceArn") or "")
+        if _is_version_arn(arn):
+            raise ResourceNotFound(f"Resource not found: '{arn}'")
+        return original(self)
+
+    return tagging
+
+
+def _is_version_arn(arn: str) -> bool:
+    """``arn:<partition>:states:<region>:<account>:stateMachine:<name>:<number>``."""
+    parts = arn.split(":")
+    return len(parts) == 8 and parts[5] == "stateMachine" and parts[7].isdigit()
+
+
 def _checked_alias_routes(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """CreateStateMachineAlias refuses routes as AWS words it (distinct versions, versions only,
     weights summing to 100), and answers the existing alias for the same request again but
@@ -307,6 +328,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(44, _RESPONSES, "list_executions", _list_items_name_the_version),
     Patch(44, _RESPONSES, "describe_execution", _described_with_version),
     Patch(44, _RESPONSES, "update_state_machine", _versions_are_not_updated),
+    Patch(44, _RESPONSES, "tag_resource", _versions_are_not_tagged),
+    Patch(44, _RESPONSES, "untag_resource", _versions_are_not_tagged),
     Patch(44, _RESPONSES, "create_state_machine_alias", _checked_alias_routes),
     Patch(44, _RESPONSES, "delete_state_machine_alias", _idempotent_alias_deletion),
     Patch(44, _RESPONSES, "list_state_machine_aliases", _alias_pages_refused_as_recorded),
