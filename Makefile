@@ -20,8 +20,17 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)  ## create .venv with the project and its dev tools
 
-demo: $(STAMP)  ## the main job: the idempotent order workflow on the embedded engine
-	$(BIN)/sfn-idempotency demo
+# The demo's own environment: the package and its [local] extra only, nothing the tests need.
+DEMO_VENV := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(DEMO_VENV)
+	$(DEMO_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local]'
+	rm -f $(DEMO_VENV)/.installed-* && touch $@
+
+demo: $(DEMO_STAMP)  ## the main job: the idempotent order workflow on the embedded engine
+	$(DEMO_VENV)/bin/sfn-idempotency demo
 
 test: $(STAMP) node_modules/.package-lock.json console-assets docs-assets browser  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel, the console in Chromium
 	$(BIN)/pytest $(PYTEST_ARGS)
@@ -102,11 +111,12 @@ mutants: $(STAMP)  ## deliberate bugs in the ASL and the key Lambda, one at a ti
 screenshots: $(STAMP) console-assets browser  ## the console's main views over the demo, saved to docs/console/
 	$(BIN)/python -m scripts.console_screenshots
 
-bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests)
+bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests): costs, then the speed goals
 	$(BIN)/python -m bench.run
+	$(BIN)/python -m bench.speed
 
 bench-console: $(STAMP) console-assets browser  ## the console's executions view with 10,000 executions (bench/results/console.md)
 	$(BIN)/python -m bench.console
 
 clean:  ## remove the virtual environment and build output
-	rm -rf $(VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR) $(DOCS_VENDOR)
+	rm -rf $(VENV) $(DEMO_VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR) $(DOCS_VENDOR)

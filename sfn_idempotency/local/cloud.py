@@ -118,7 +118,19 @@ def history_of(execution: Any) -> tuple[dict[str, Any], ...]:
     """An execution's events so far, as GetExecutionHistory answers them through an SDK: moto holds
     each ``timestamp`` as ISO 8601 text (the SDK parses it to a datetime) and may hold members
     that are None (the API's answer leaves them out)."""
-    return tuple(_as_answered(event) for event in execution.to_history_output()["events"])
+    return tuple(_as_answered(event) for event in _events(execution))
+
+
+def _events(execution: Any) -> list[dict[str, Any]]:
+    """The events moto holds, as they are: ``_as_answered`` copies each, so moto's own deep copy of
+    the whole history (``to_history_output``) is not paid twice."""
+    env = getattr(execution.exec_worker, "env", None)
+    manager: Any = getattr(env, "event_manager", None)
+    events = getattr(manager, "_history_event_list", None)
+    if manager is None or events is None:
+        return list(execution.to_history_output()["events"])
+    with manager._mutex:
+        return list(events)
 
 
 def _as_answered(value: Any) -> Any:
@@ -439,9 +451,10 @@ class LocalCloud:
         """Watch moto's own execution object (it lives in this process, server or not) instead of
         polling DescribeExecution, whose serialization would compete with the execution itself."""
         execution = self._execution(execution_arn)
-        if not compat.execution_ends.ends.wait_for(
-            lambda: execution.exec_status in TERMINAL_STATUSES, timeout
-        ):
+        ended = compat.execution_ends.ends.wait_for_end(
+            execution, lambda: execution.exec_status in TERMINAL_STATUSES, timeout
+        )
+        if not ended:
             raise TimeoutError(f"not reached within {timeout} s: {execution_arn} to end")
         return execution
 

@@ -124,6 +124,11 @@ def test_the_ready_line_reports_the_stacks_resources_and_the_shell_environment(s
     # And the alarm, which the engine cannot run, was skipped with one warning line naming it
     (skipped,) = served.ready["stacks"][STACK]["skipped"]
     assert skipped["type"] == "AWS::CloudWatch::Alarm"
+    # (stderr is read by a thread of the fixture: wait, with a deadline, for the deploy's last line)
+    deadline = time.monotonic() + COMMAND_DEADLINE_SECONDS
+    while not any("deployed stack" in line for line in served.stderr):
+        assert time.monotonic() < deadline, "".join(served.stderr)
+        time.sleep(0.05)
     warnings = [line for line in served.stderr if "skipped" in line]
     assert warnings == [
         f"sfn-idempotency: warning: {STACK}: skipped {skipped['logicalId']} (AWS::CloudWatch::Alarm): the engine does not run this resource type\n"

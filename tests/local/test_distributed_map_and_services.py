@@ -274,3 +274,64 @@ def test_an_sns_notification_is_signed_as_its_topic_asks(
         padding.PKCS1v15(),
         digest,
     )
+
+
+def reader_map(input_type: str, key: str) -> str:
+    return json.dumps(
+        {
+            "StartAt": "Fan",
+            "States": {
+                "Fan": {
+                    "Type": "Map",
+                    "ItemReader": {
+                        "Resource": "arn:aws:states:::s3:getObject",
+                        "ReaderConfig": {"InputType": input_type},
+                        "Parameters": {"Bucket": "items", "Key": key},
+                    },
+                    "ItemProcessor": {
+                        "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                        "StartAt": "Echo",
+                        "States": {"Echo": {"Type": "Pass", "End": True}},
+                    },
+                    "End": True,
+                }
+            },
+        }
+    )
+
+
+def test_a_map_reads_json_lines(local_cloud: LocalCloud):
+    # Given an object of JSON Lines, a blank line among them
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="items")
+    s3.put_object(Bucket="items", Key="orders.jsonl", Body=b'{"id": 1}\n\n{"id": 2}\n"three"\n')
+    # When a Distributed Map reads it, then each line was an item
+    result = run(local_cloud, reader_map("JSONL", "orders.jsonl"), {})
+    assert (result.status, result.output) == ("SUCCEEDED", [{"id": 1}, {"id": 2}, "three"])
+
+
+def test_a_map_reads_the_objects_an_inventory_manifest_lists(local_cloud: LocalCloud):
+    # Given an S3 inventory: a manifest naming two gzipped CSV files of objects
+    import gzip
+
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="items")
+    s3.put_object(Bucket="items", Key="inv/a.csv.gz", Body=gzip.compress(b'"photos","a.jpg","10"\n'))
+    s3.put_object(Bucket="items", Key="inv/b.csv.gz", Body=gzip.compress(b'"photos","b.jpg","20"\n'))
+    manifest = {
+        "sourceBucket": "photos",
+        "destinationBucket": "arn:aws:s3:::items",
+        "fileFormat": "CSV",
+        "fileSchema": "Bucket, Key, Size",
+        "files": [{"key": "inv/a.csv.gz"}, {"key": "inv/b.csv.gz"}],
+    }
+    s3.put_object(Bucket="items", Key="inv/manifest.json", Body=json.dumps(manifest).encode())
+    # When a Distributed Map reads the manifest, then each listed object was an item
+    result = run(local_cloud, reader_map("MANIFEST", "inv/manifest.json"), {})
+    assert (result.status, result.output) == (
+        "SUCCEEDED",
+        [
+            {"Bucket": "photos", "Key": "a.jpg", "Size": "10"},
+            {"Bucket": "photos", "Key": "b.jpg", "Size": "20"},
+        ],
+    )

@@ -17,6 +17,12 @@ interpreter (moto's ASL interpreter)
   26. [L22] An ``Assign`` string literal is a JSON string (moto kept its escapes), and a state's
       ``assignedVariables`` are JSON text.
   27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
+  59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most
+      machines) runs in its caller's thread, not one of its own that the caller joined.
+
+moto_core (moto's plumbing, under every service)
+  57. [speed] A service's backend for an account already there is looked up without moto's
+      global lock (moto took it, and searched its registry, at every look-up).
 
 execution_ends (waiting for executions)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
@@ -127,6 +133,7 @@ distributed_map (Distributed Map states)
       failed than ``ToleratedFailureCount``/``…Percentage`` allow (moto succeeded whatever failed).
   51. [L40] ``UpdateMapRun`` acts on a running map run: more concurrency starts more children;
       new tolerances judge it.
+  60. [L40] ``ItemReader`` reads JSON Lines (``JSONL``) and S3 inventory manifests (``MANIFEST``).
 
 cloudformation (stacks)
   38. [L30] A state machine a stack creates is the Step Functions API's (moto put it where the API
@@ -152,6 +159,8 @@ dynamodb
 jsonata
   15. [L15, L16] JSONata and workflow variables evaluated with jsonata-python, with the functions
       Step Functions adds; failures are States.QueryEvaluationError.
+  58. [speed] A string result is not evaluated again to learn its type (moto re-parsed the whole
+      expression, its variables declared ahead of it, for a check that always passed).
 
 Retired: 4 (a Fail state may not re-throw ``States.*``: moto's refusal stands).
 """
@@ -177,6 +186,7 @@ from sfn_idempotency.local.compat import (
     interpreter,
     jsonata,
     lambda_runtime,
+    moto_core,
     redrive_fields,
     services,
     test_state,
@@ -232,6 +242,7 @@ PATCHES: tuple[Patch, ...] = (
     *redrive_fields.PATCHES,
     *distributed_map.PATCHES,
     *execution_ends.PATCHES,
+    *moto_core.PATCHES,
 )
 
 

@@ -385,10 +385,11 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
             operation = get_service_model(self.boto3_service_name).operation_model(self._get_action())
         except Exception:  # an unknown operation: fix 20 answers it
             return original(self)
+        request = _request_members(self)
         problems = [
             problem
             for name, shape in (operation.input_shape.members.items() if operation.input_shape else ())
-            if (problem := _constraint_broken(name, shape, self._get_param(name))) is not None
+            if (problem := _constraint_broken(name, shape, request.get(name))) is not None
         ]
         if problems:
             count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
@@ -398,29 +399,28 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return call_action
 
 
+def _request_members(response: Any) -> dict[str, Any]:
+    """The request's members, its JSON body parsed once (moto's ``_get_param`` parses the whole body
+    again for each member it is asked for, an execution's input included)."""
+    if response.automated_parameter_parsing:
+        return dict(response.params)
+    try:
+        members = json.loads(response.body) if response.body else {}
+    except ValueError:
+        return {}
+    return members if isinstance(members, dict) else {}
+
+
 def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
     """AWS's words for the first constraint of ``shape`` that ``value`` breaks, if any: ranges,
     lengths, enums and patterns, and those of a list's items and a structure's members, which AWS
     names by path (``routingConfiguration.1.member.weight``)."""
     if value is None:
         return None
-    at = f"Value '{_as_java_renders(value, shape)}' at '{name}' failed to satisfy constraint: Member must"
-    limits = shape.metadata
-    if shape.type_name in ("integer", "long") and isinstance(value, int):
-        if "max" in limits and value > limits["max"]:
-            return f"{at} have value less than or equal to {limits['max']}"
-        if "min" in limits and value < limits["min"]:
-            return f"{at} have value greater than or equal to {limits['min']}"
-    if shape.type_name == "string" and isinstance(value, str):
-        if shape.enum and value not in shape.enum:
-            return f"{at} satisfy enum value set: [{', '.join(shape.enum)}]"
-        if "max" in limits and len(value) > limits["max"]:
-            return f"{at} have length less than or equal to {limits['max']}"
-        if "pattern" in limits and not _matches(limits["pattern"], value):
-            return f"{at} satisfy regular expression pattern: {limits['pattern']}"
+    problem = _own_constraint_broken(shape, value)
+    if problem is not None:  # the value is rendered only for the message (an execution's input is long)
+        return f"Value '{_as_java_renders(value, shape)}' at '{name}' failed to satisfy constraint: Member must {problem}"
     if shape.type_name == "list" and isinstance(value, list):
-        if "max" in limits and len(value) > limits["max"]:
-            return f"{at} have length less than or equal to {limits['max']}"
         for index, item in enumerate(value, start=1):
             if (problem := _constraint_broken(f"{name}.{index}.member", shape.member, item)) is not None:
                 return problem
@@ -430,6 +430,32 @@ def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
                 problem := _constraint_broken(f"{name}.{member}", member_shape, value.get(member))
             ) is not None:
                 return problem
+    return None
+
+
+def _own_constraint_broken(shape: Any, value: Any) -> str | None:
+    """What the value itself breaks (not its items or members), as the message goes on after
+    "Member must"."""
+    limits = shape.metadata
+    if shape.type_name in ("integer", "long") and isinstance(value, int):
+        if "max" in limits and value > limits["max"]:
+            return f"have value less than or equal to {limits['max']}"
+        if "min" in limits and value < limits["min"]:
+            return f"have value greater than or equal to {limits['min']}"
+    if shape.type_name == "string" and isinstance(value, str):
+        if shape.enum and value not in shape.enum:
+            return f"satisfy enum value set: [{', '.join(shape.enum)}]"
+        if "max" in limits and len(value) > limits["max"]:
+            return f"have length less than or equal to {limits['max']}"
+        if "pattern" in limits and not _matches(limits["pattern"], value):
+            return f"satisfy regular expression pattern: {limits['pattern']}"
+    if (
+        shape.type_name == "list"
+        and isinstance(value, list)
+        and "max" in limits
+        and len(value) > limits["max"]
+    ):
+        return f"have length less than or equal to {limits['max']}"
     return None
 
 

@@ -14,10 +14,16 @@
     when neither is set).
 51. ``UpdateMapRun`` acts on a running map run: a higher ``maxConcurrency`` starts more children at
     once, new tolerances judge the run (moto recorded the values and changed nothing).
+60. ``ItemReader`` reads JSON Lines (``InputType: JSONL``, one item a line) and S3 inventory
+    manifests (``MANIFEST``: every object the manifest's CSV files list, one item each, named by
+    the manifest's ``fileSchema``); moto knew CSV and JSON only and refused the definition.
 """
 
 from __future__ import annotations
 
+import csv
+import gzip
+import io
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -338,9 +344,121 @@ def _updates_the_running_map_run(original: Callable[..., None]) -> Callable[...,
     return update
 
 
+# -- ItemReader input types moto lacks (fix 60) ----------------------------------------------------
+
+_READER = "moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader"
+_MORE_INPUT_TYPES = ("JSONL", "MANIFEST")
+
+
+@dataclass(frozen=True)
+class _InputTypeValue:
+    """An input type moto's enum lacks, as the rest of moto reads one (``.value``)."""
+
+    value: str
+
+
+def _more_input_types(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    def init(self: Any, input_type: str) -> None:
+        if input_type in _MORE_INPUT_TYPES:
+            self.input_type_value = _InputTypeValue(input_type)
+            return
+        original(self, input_type)
+
+    return init
+
+
+def _item_reader_failure(env: Any, cause: str) -> Exception:
+    from moto.stepfunctions.parser.api import HistoryEventType
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+
+    error_name = StatesErrorName(typ=StatesErrorNameType.StatesItemReaderFailed)
+    failure: Exception = FailureEventException(
+        failure_event=FailureEvent(
+            env=env,
+            error_name=error_name,
+            event_type=HistoryEventType.TaskFailed,
+            event_details={"mapRunFailedEventDetails": {"error": error_name.error_name, "cause": cause}},
+        )
+    )
+    return failure
+
+
+def json_lines(text: str) -> list[Any]:
+    """The items of a JSON Lines object: one JSON value a line, blank lines skipped."""
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def inventory_items(manifest: dict[str, Any], read: Callable[[str, str], bytes]) -> list[dict[str, str]]:
+    """The objects an S3 inventory manifest lists, one item each: the columns of its CSV files
+    (gzipped or not), named by its ``fileSchema``. ``read(bucket, key)`` fetches a file."""
+    if str(manifest.get("fileFormat", "CSV")).upper() != "CSV":
+        raise ValueError(f"inventory files in {manifest.get('fileFormat')} format are not read")
+    columns = [name.strip() for name in str(manifest["fileSchema"]).split(",")]
+    bucket = str(manifest["destinationBucket"]).rsplit(":", 1)[-1]
+    items: list[dict[str, str]] = []
+    for listed in manifest.get("files", []):
+        body = read(bucket, str(listed["key"]))
+        text = (gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body).decode("utf-8")
+        items.extend(dict(zip(columns, row, strict=False)) for row in csv.reader(io.StringIO(text)) if row)
+    return items
+
+
+def _transformer(kind: str) -> Any:
+    from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.eval.resource_output_transformer.transformer import (
+        ResourceOutputTransformer,
+    )
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.credentials import StateCredentials
+    from moto.stepfunctions.parser.asl.utils.boto_client import boto_client_for
+
+    class Transformer(ResourceOutputTransformer):  # type: ignore[misc]
+        """The object the reader fetched, as items (JSON Lines, or an inventory manifest's)."""
+
+        def _eval_body(self, env: Any) -> None:
+            reader_config = env.stack.pop()
+            text = env.stack.pop()
+            try:
+                if kind == "JSONL":
+                    items = json_lines(text)
+                else:
+                    s3 = boto_client_for(
+                        region=env.aws_execution_details.region,
+                        service="s3",
+                        state_credentials=StateCredentials(role_arn=env.aws_execution_details.role_arn),
+                    )
+                    items = inventory_items(
+                        json.loads(text),
+                        lambda bucket, key: s3.get_object(Bucket=bucket, Key=key)["Body"].read(),
+                    )
+            except (ValueError, KeyError, TypeError) as error:
+                raise _item_reader_failure(
+                    env, f"The {kind} item source could not be read: {error}"
+                ) from None
+            env.stack.append(items[: reader_config["MaxItemsValue"]])
+
+    return Transformer()
+
+
+def _more_transformers(original: Callable[..., Any]) -> Callable[..., Any]:
+    def resource_output_transformer_for(input_type: Any) -> Any:
+        if isinstance(input_type.input_type_value, _InputTypeValue):
+            return _transformer(input_type.input_type_value.value)
+        return original(input_type=input_type)
+
+    return resource_output_transformer_for
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(49, _PARSER, "parse", _parsed_with_map_settings),
     Patch(49, _ITERATION, "_map_run", _batched_and_judged),
     Patch(51, _ITERATION, "_launch_worker", _workers_remembered),
     Patch(51, _MAP_RUN_RECORD, "update", _updates_the_running_map_run),
+    Patch(60, f"{_READER}.reader_config.input_type:InputType", "__init__", _more_input_types),
+    Patch(60, f"{_READER}.item_reader_decl", "resource_output_transformer_for", _more_transformers),
 )

@@ -23,22 +23,32 @@ _CALLBACK_MODULE = (
 
 
 class ExecutionEnds:
-    """One condition, notified at every execution's end, with a count of the ends so far."""
+    """Every execution's end: a count of the ends so far (a condition for the pauses that wait for
+    any end), and for each execution someone waits for, an event of its own (so that an end wakes
+    its own waiters only, however many executions are in flight)."""
 
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._ends = 0
-        self._seen = threading.local()  # per waiting thread: the count when it last looked
+        self._seen = threading.local()  # per pausing thread: the count when it last looked
+        self._awaited: dict[int, threading.Event] = {}  # id of an execution: its waiters' event
 
-    def announce(self) -> None:
+    def announce(self, execution: Any) -> None:
         with self._condition:
             self._ends += 1
             self._condition.notify_all()
+            ended = self._awaited.pop(id(execution), None)
+        if ended is not None:
+            ended.set()
 
-    def wait_for(self, predicate: Callable[[], bool], timeout: float) -> bool:
-        """Block until ``predicate()`` holds (checked at each end) or ``timeout`` seconds pass."""
+    def wait_for_end(self, execution: Any, has_ended: Callable[[], bool], timeout: float) -> bool:
+        """Block until ``execution`` ends (``has_ended()`` says whether it has) or ``timeout``
+        seconds pass; whether it ended."""
         with self._condition:
-            return self._condition.wait_for(predicate, timeout)
+            if has_ended():
+                return True
+            ended = self._awaited.setdefault(id(execution), threading.Event())
+        return ended.wait(timeout) or has_ended()
 
     def sleep(self, seconds: float) -> None:
         """A pause between two looks at something an execution's end may change: returns at once
@@ -72,7 +82,7 @@ def _announced(original: Callable[[Any], None]) -> Callable[[Any], None]:
         try:
             original(self)
         finally:
-            ends.announce()
+            ends.announce(self.execution)
 
     return terminated
 

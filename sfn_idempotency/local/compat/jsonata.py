@@ -95,8 +95,27 @@ def _query_evaluation_failure(env: Any, expression: str, details: str | None) ->
     return failure
 
 
+def _strings_need_no_second_evaluation(_original: Callable[..., None]) -> Callable[..., None]:
+    """Fix 58 (speed): a string result of fix 15's evaluator is a JSON string (it hands over JSON
+    values only: a function would have failed the evaluation), so its ``$type`` is "string", a
+    supported type. moto checked that by evaluating ``$type(<the whole expression, with every
+    variable declared ahead of it>)`` a second time, parsed anew since that text differs each time:
+    half of a JSONata workflow's time, for a check that always passed."""
+
+    def validate_string_output(env: Any, expression: str, rich_jsonata_expression: str) -> None:
+        return None
+
+    return validate_string_output
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(15, _JSONATA_MODULE, "_eval_jsonata", _evaluate_jsonata),
+    Patch(
+        58,
+        "moto.stepfunctions.parser.asl.jsonata.validations",
+        "_validate_string_output",
+        _strings_need_no_second_evaluation,
+    ),
     Patch(15, _STRING_EXPRESSION_MODULE, "get_intrinsic_functions_declarations", _no_declared_functions),
     *(
         Patch(15, module, "encode_jsonata_variable_declarations", _escaped_declarations)
