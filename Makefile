@@ -119,4 +119,5 @@ bench-console: $(STAMP) console-assets browser  ## the console's executions view
 	$(BIN)/python -m bench.console
 
 clean:  ## remove the virtual environment and build output
-	rm -rf $(VENV) $(DEMO_VENV) cdk.out node_modules build dist *.egg-info site $(CONSOLE_VENDOR) $(DOCS_VENDOR)
+	rm -rf $(VENV) $(DEMO_VENV) cdk.out node_modules build dist *.egg-info site $(DOCS_VENDOR)
+	rm -f $(CONSOLE_VENDOR)/*.js $(CONSOLE_VENDOR)/LICENSE.*
