@@ -210,9 +210,11 @@ def fresh_demo() -> Goal:
         # mirror folder that is not there) is the machine's, not the project's: counted apart.
         machine = [line for line in warned if line.startswith(MACHINE_PIP_WARNING)]
         warnings = [line for line in warned if not line.startswith(MACHINE_PIP_WARNING)]
+        # Packages only the [dev] extra brings (cfn-lint is not among them: moto[server], which
+        # `serve` runs on, requires it).
         dev_only = [
             name
-            for name in ("mkdocs", "selenium", "matplotlib", "cfn_lint", "mypy", "hypothesis")
+            for name in ("mkdocs", "selenium", "matplotlib", "mypy", "hypothesis", "aws_cdk", "ruff")
             if any((clone / ".venv-demo").glob(f"lib/python*/site-packages/{name}"))
         ]
         shutil.rmtree(clone, ignore_errors=True)
