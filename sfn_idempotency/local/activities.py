@@ -21,7 +21,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Self
 
-from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply, missing
+from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
 
 LONG_POLL_SECONDS = 60.0  # how long GetActivityTask waits for a task before it answers without one
 _CALLBACKS = "moto.stepfunctions.parser.asl.eval.callback.callback:CallbackPoolManager"
@@ -137,10 +137,7 @@ PATCHES: tuple[Patch, ...] = (Patch(CAPABILITY, _CALLBACKS, "__init__", _executi
 
 def install() -> None:
     """Join moto's interpreter to its activities, and answer GetActivityTask."""
-    problems = missing(PATCHES)
-    if problems:
-        raise RuntimeError(f"activities cannot run on this moto: {'; '.join(problems)}")
-    apply(PATCHES)
+    apply_capability("activities", PATCHES)
     add(_RESPONSES, "get_activity_task", _get_activity_task)
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply, missing
+from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
 
 MOCK_CONFIG_VARIABLE = "SFN_MOCK_CONFIG"  # the variable Step Functions Local and LocalStack read
 TEST_CASE_SEPARATOR = "#"
@@ -373,7 +373,4 @@ PATCHES: tuple[Patch, ...] = (
 
 def install() -> None:
     """Teach moto's interpreter the file's test cases (after compat.install)."""
-    problems = missing(PATCHES)
-    if problems:
-        raise RuntimeError(f"mock files cannot run on this moto: {'; '.join(problems)}")
-    apply(PATCHES)
+    apply_capability("mock files", PATCHES)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sfn_idempotency.local.compat.express import refuse_an_express_execution
-from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply, missing
+from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
 from sfn_idempotency.local.compat.redrive_fields import (
     REDRIVE_COUNT,
     REDRIVE_DATE,
@@ -141,8 +141,5 @@ PATCHES: tuple[Patch, ...] = (Patch(CAPABILITY, _STATE, "_eval_body", _remembers
 
 def install() -> None:
     """Record resume points, and answer RedriveExecution."""
-    problems = missing(PATCHES)
-    if problems:
-        raise RuntimeError(f"redrive cannot run on this moto: {'; '.join(problems)}")
-    apply(PATCHES)
+    apply_capability("redrive", PATCHES)
     add(_RESPONSES, "redrive_execution", _redrive_execution)

@@ -90,7 +90,7 @@ _ONE_DESTINATION = "Invalid Logging Configuration: Must specify exactly one Log 
 _NOT_FOUND = "Invalid Logging Configuration: Log Destination not found."
 
 
-def check_logging_configuration(configuration: dict[str, Any] | None) -> None:
+def _check_logging_configuration(configuration: dict[str, Any] | None) -> None:
     """Fix 47: refuse what AWS refuses (InvalidLoggingConfiguration), and create the validation
     stream in the destination group. A level other than OFF needs its destination, and there is at
     most one (documented: "Limited to size 1. Required, if your log level is not set to OFF"); the
@@ -121,7 +121,7 @@ def check_logging_configuration(configuration: dict[str, Any] | None) -> None:
 
 def _checked_logging_configuration(original: Any) -> Any:
     def answer(self: Any) -> Any:
-        check_logging_configuration(self._get_param("loggingConfiguration"))
+        _check_logging_configuration(self._get_param("loggingConfiguration"))
         return original(self)
 
     return answer

@@ -68,6 +68,15 @@ def apply(patches: tuple[Patch, ...]) -> None:
         replace(Patch(0, owner, attribute, keep).resolve_owner(), attribute, _composed(chain))
 
 
+def apply_capability(what: str, patches: tuple[Patch, ...]) -> None:
+    """A capability's patches (mock files, activities, redrive...) applied, or a RuntimeError
+    naming ``what`` cannot run when this moto lacks an internal they need."""
+    problems = missing(patches)
+    if problems:
+        raise RuntimeError(f"{what} cannot run on this moto: {'; '.join(problems)}")
+    apply(patches)
+
+
 def _composed(chain: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
     def build(original: Any) -> Any:
         for step in chain:
