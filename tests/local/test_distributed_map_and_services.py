@@ -335,3 +335,13 @@ def test_a_map_reads_the_objects_an_inventory_manifest_lists(local_cloud: LocalC
             {"Bucket": "photos", "Key": "b.jpg", "Size": "20"},
         ],
     )
+
+
+def test_an_item_source_that_cannot_be_read_fails_the_reader(local_cloud: LocalCloud):
+    # Given JSON Lines with a line that is not JSON, then the Map fails with States.ItemReaderFailed
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="items")
+    s3.put_object(Bucket="items", Key="bad.jsonl", Body=b'{"id": 1}\n{oops\n')
+    result = run(local_cloud, reader_map("JSONL", "bad.jsonl"), {})
+    assert (result.status, result.error) == ("FAILED", "States.ItemReaderFailed")
+    assert (result.cause or "").startswith("The JSONL item source could not be read")

@@ -169,30 +169,20 @@ def _template_component(batcher: dict[str, Any], jsonata: bool) -> Any:
 # -- running -------------------------------------------------------------------------------------
 
 
-def _evaluated(env: Any, component: Any, state_input: Any) -> Any:
+def _evaluated(env: Any, component: Any, state_input: Any, item: tuple[int, Any] | None = None) -> Any:
+    """``component``'s value in a frame of ``env`` whose input is ``state_input``; with ``item``
+    (index, value), as a Map's ItemSelector sees ``$$.Map.Item``, as moto's worker selects one."""
+    from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
+
     frame = env.open_frame()
     try:
+        if item is not None:
+            frame.states.context_object.context_object_data["Map"] = MapData(
+                Item=ItemData(Index=item[0], Value=item[1])
+            )
         frame.states.reset(input_value=state_input)
         frame.stack.append(state_input)  # what a JSONPath applies to
         component.eval(frame)
-        return frame.stack.pop()
-    finally:
-        env.close_frame(frame)
-
-
-def _selected(env: Any, eval_input: Any, index: int, item: Any, map_input: Any) -> Any:
-    """One item through ItemSelector (or the legacy Parameters), as moto's worker selects it."""
-    from moto.stepfunctions.parser.asl.eval.states import ItemData, MapData
-
-    selector = eval_input.item_selector or eval_input.parameters
-    frame = env.open_frame()
-    try:
-        frame.states.context_object.context_object_data["Map"] = MapData(
-            Item=ItemData(Index=index, Value=item)
-        )
-        frame.states.reset(input_value=map_input)
-        frame.stack.append(map_input)
-        selector.eval(frame)
         return frame.stack.pop()
     finally:
         env.close_frame(frame)
@@ -224,7 +214,8 @@ def _batched(env: Any, eval_input: Any, settings: MapSettings) -> None:
     items = env.stack.pop()
     map_input = env.stack[-1] if env.stack else env.states.get_input()
     if eval_input.item_selector or eval_input.parameters:
-        items = [_selected(env, eval_input, i, item, map_input) for i, item in enumerate(items)]
+        selector = eval_input.item_selector or eval_input.parameters  # Parameters: the legacy name
+        items = [_evaluated(env, selector, map_input, (i, item)) for i, item in enumerate(items)]
         eval_input.item_selector = eval_input.parameters = None  # the batch is not selected again
     limits = _evaluated(env, settings.limits_component(), map_input)
     max_items = limits.get("MaxItemsPerBatch")
@@ -251,8 +242,10 @@ def _threshold_exceeded(record: Any, tolerates: set[str], children: int) -> bool
     return any(limits) if limits else True
 
 
-def _exceeded_failure(env: Any) -> Exception:
-    from moto.stepfunctions.parser.api import EvaluationFailedEventDetails, HistoryEventType
+def _map_run_failure(env: Any, error_type: str, event_type: str, details_key: str, cause: str) -> Exception:
+    """The failure a map run raises: error ``StatesErrorNameType.<error_type>`` with ``cause``, in
+    an event of ``event_type`` whose details are under ``details_key``."""
+    from moto.stepfunctions.parser.api import HistoryEventType
     from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
         FailureEvent,
         FailureEventException,
@@ -262,14 +255,13 @@ def _exceeded_failure(env: Any) -> Exception:
         StatesErrorNameType,
     )
 
-    error_name = StatesErrorName(typ=StatesErrorNameType.StatesExceedToleratedFailureThreshold)
-    details = EvaluationFailedEventDetails(error=error_name.error_name, cause=THRESHOLD_EXCEEDED_CAUSE)
+    error_name = StatesErrorName(typ=getattr(StatesErrorNameType, error_type))
     failure: Exception = FailureEventException(
         failure_event=FailureEvent(
             env=env,
             error_name=error_name,
-            event_type=HistoryEventType.MapRunFailed,
-            event_details={"evaluationFailedEventDetails": details},
+            event_type=getattr(HistoryEventType, event_type),
+            event_details={details_key: {"error": error_name.error_name, "cause": cause}},
         )
     )
     return failure
@@ -287,7 +279,13 @@ def _batched_and_judged(original: Callable[[Any, Any, Any], None]) -> Callable[[
             record, settings.tolerates | getattr(record, _UPDATED_TOLERANCES, set()), children
         ):
             env.stack.pop()
-            raise _exceeded_failure(env)
+            raise _map_run_failure(
+                env,
+                "StatesExceedToleratedFailureThreshold",
+                "MapRunFailed",
+                "evaluationFailedEventDetails",
+                THRESHOLD_EXCEEDED_CAUSE,
+            )
 
     return map_run
 
@@ -367,29 +365,6 @@ def _more_input_types(original: Callable[[Any, str], None]) -> Callable[[Any, st
     return init
 
 
-def _item_reader_failure(env: Any, cause: str) -> Exception:
-    from moto.stepfunctions.parser.api import HistoryEventType
-    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
-        FailureEvent,
-        FailureEventException,
-    )
-    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
-    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
-        StatesErrorNameType,
-    )
-
-    error_name = StatesErrorName(typ=StatesErrorNameType.StatesItemReaderFailed)
-    failure: Exception = FailureEventException(
-        failure_event=FailureEvent(
-            env=env,
-            error_name=error_name,
-            event_type=HistoryEventType.TaskFailed,
-            event_details={"mapRunFailedEventDetails": {"error": error_name.error_name, "cause": cause}},
-        )
-    )
-    return failure
-
-
 def json_lines(text: str) -> list[Any]:
     """The items of a JSON Lines object: one JSON value a line, blank lines skipped."""
     return [json.loads(line) for line in text.splitlines() if line.strip()]
@@ -437,8 +412,9 @@ def _transformer(kind: str) -> Any:
                         lambda bucket, key: s3.get_object(Bucket=bucket, Key=key)["Body"].read(),
                     )
             except (ValueError, KeyError, TypeError) as error:
-                raise _item_reader_failure(
-                    env, f"The {kind} item source could not be read: {error}"
+                cause = f"The {kind} item source could not be read: {error}"
+                raise _map_run_failure(
+                    env, "StatesItemReaderFailed", "TaskFailed", "mapRunFailedEventDetails", cause
                 ) from None
             env.stack.append(items[: reader_config["MaxItemsValue"]])
 
