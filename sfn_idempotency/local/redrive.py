@@ -63,7 +63,7 @@ def _remembers_the_resume_point(original: Callable[[Any, Any], None]) -> Callabl
         if not env.is_frame():
             point = ResumePoint(
                 state_name=self.name,
-                state_input=copy.deepcopy(env.states.get_input()),
+                state_input=env.states.get_input(),  # a copy already
                 variables=copy.deepcopy(env.variable_store._inner_scope),
             )
             setattr(env, _RESUME_POINT, point)

@@ -1,13 +1,19 @@
-"""The speed fixes of issue 31 (56 to 59) change no behaviour: what they keep, checked without
+"""The speed fixes of issue 31 (56 to 66) change no behaviour: what they keep, checked without
 timing anything (the figures are `make bench`'s)."""
 
 from __future__ import annotations
 
+import copy
+import datetime
 import json
 import threading
 from typing import Any
 
+import pytest
+from botocore.exceptions import ClientError
+
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.local.compat import answers
 from sfn_idempotency.local.compat.execution_ends import ExecutionEnds
 from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 
@@ -98,3 +104,230 @@ def test_a_machines_timeout_still_times_it_out_and_a_maps_iterations_still_run(l
     finally:
         release.set()
     assert local_cloud.run(arns["mapped"], [1, 2, 3]).output == [{"n": 1}, {"n": 2}, {"n": 3}]
+
+
+def _machine(local_cloud: LocalCloud, name: str, definition: dict[str, Any]) -> str:
+    arn: str = local_cloud.sfn.create_state_machine(
+        name=name, definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    return arn
+
+
+def test_conditions_of_one_text_judge_each_write_by_its_own_values(local_cloud: LocalCloud):
+    # Given a table, and one condition text (lexed once) written with different values
+    table = local_cloud.create_table("lexed-once")
+    dynamodb = local_cloud.client("dynamodb")
+    condition = {"ConditionExpression": "attribute_not_exists(#id) OR #n < :limit"}
+    names = {"#id": "id", "#n": "n"}
+
+    def put(n: int, limit: int) -> None:
+        dynamodb.put_item(
+            TableName=table,
+            Item={"id": {"S": "k"}, "n": {"N": str(n)}},
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues={":limit": {"N": str(limit)}},
+            **condition,
+        )
+
+    # When it is written three times, the last one's values refusing it
+    put(1, 0)
+    put(2, 5)
+    with pytest.raises(ClientError) as refused:
+        put(3, 1)
+    # Then each write was judged by its own values, and the refused one changed nothing
+    assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
+    assert dynamodb.get_item(TableName=table, Key={"id": {"S": "k"}})["Item"]["n"] == {"N": "2"}
+    # And a name the condition does not use is still refused, as unused names are
+    with pytest.raises(ClientError) as unused:
+        dynamodb.put_item(
+            TableName=table,
+            Item={"id": {"S": "k2"}, "n": {"N": "1"}},
+            ExpressionAttributeNames={**names, "#unused": "x"},
+            ExpressionAttributeValues={":limit": {"N": "1"}},
+            **condition,
+        )
+    assert "unused" in unused.value.response["Error"]["Message"]
+
+
+def test_an_update_text_that_does_not_parse_is_refused_every_time(local_cloud: LocalCloud):
+    table = local_cloud.create_table("refused-twice")
+    dynamodb = local_cloud.client("dynamodb")
+    for _ in range(2):
+        with pytest.raises(ClientError) as refused:
+            dynamodb.update_item(TableName=table, Key={"id": {"S": "k"}}, UpdateExpression="SET a = = :v")
+        assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert dynamodb.scan(TableName=table)["Items"] == []
+
+
+def _shape(node: Any) -> Any:
+    """A parse tree as nested values, its parent links left out (they point back up)."""
+    if isinstance(node, list):
+        return [_shape(child) for child in node]
+    if hasattr(node, "__dict__"):
+        return type(node).__name__, {
+            name: _shape(value) for name, value in vars(node).items() if name != "parent"
+        }
+    return node
+
+
+def test_updates_of_one_text_each_write_their_own_values(local_cloud: LocalCloud):
+    # Given one update expression (parsed once), whose tree moto validates for each request
+    table = local_cloud.create_table("parsed-once")
+    dynamodb = local_cloud.client("dynamodb")
+    from moto.dynamodb.parsing import validators
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+
+    update = "SET #status = :status, #tags = list_append(if_not_exists(#tags, :none), :tag)"
+    tree = UpdateExpressionParser.make(update)
+    parsed = _shape(tree)
+    # When it updates two items, one of them twice
+    for key, status in (("a", "INPROGRESS"), ("b", "COMPLETED"), ("a", "COMPLETED")):
+        dynamodb.update_item(
+            TableName=table,
+            Key={"id": {"S": key}},
+            UpdateExpression=update,
+            ExpressionAttributeNames={"#status": "status", "#tags": "tags"},
+            ExpressionAttributeValues={
+                ":status": {"S": status},
+                ":tag": {"L": [{"S": status}]},
+                ":none": {"L": []},
+            },
+        )
+    # Then each item holds what its own requests wrote
+    items = {item["id"]["S"]: item for item in dynamodb.scan(TableName=table)["Items"]}
+    assert items["a"]["tags"] == {"L": [{"S": "INPROGRESS"}, {"S": "COMPLETED"}]}
+    assert items["b"]["tags"] == {"L": [{"S": "COMPLETED"}]}
+    assert (items["a"]["status"], items["b"]["status"]) == ({"S": "COMPLETED"}, {"S": "COMPLETED"})
+    # And the validations rewrote copies of the parsed tree, each a tree of its own, never the tree
+    assert UpdateExpressionParser.make(update) is tree
+    assert _shape(tree) == parsed
+    copied = validators.deepcopy(tree)
+    assert copied is not tree
+    assert _shape(copied) == parsed
+
+
+def test_tasks_without_a_timeout_run_in_their_states_thread_and_one_with_a_timeout_still_times_out(
+    local_cloud: LocalCloud,
+):
+    # Given a function that notes the thread it runs in, and a machine calling it three times:
+    # twice without a timeout, then with TimeoutSeconds while it blocks
+    threads: list[threading.Thread] = []
+    release = threading.Event()
+
+    def note(event: Any, context: Any) -> Any:
+        threads.append(threading.current_thread())
+        if event.get("block"):
+            release.wait(JOIN_DEADLINE_SECONDS)
+        return {"seen": len(threads)}
+
+    function = local_cloud.add_function("note-thread", note)
+    task = {"Type": "Task", "Resource": function.arn}
+    machine = _machine(
+        local_cloud,
+        "task-threads",
+        {
+            "StartAt": "First",
+            "States": {
+                "First": {**task, "ResultPath": "$.first", "Next": "Second"},
+                "Second": {**task, "ResultPath": "$.second", "Next": "Timed"},
+                "Timed": {
+                    **task,
+                    "Parameters": {"block": True},
+                    "TimeoutSeconds": 1,
+                    "Catch": [
+                        {"ErrorEquals": ["States.Timeout"], "ResultPath": "$.timedOut", "Next": "Caught"}
+                    ],
+                    "End": True,
+                },
+                "Caught": {"Type": "Pass", "End": True},
+            },
+        },
+    )
+    # When it runs
+    try:
+        result = local_cloud.run(machine, {})
+    finally:
+        release.set()
+    # Then the first two ran in one thread, their results in place; the timed one elsewhere, timed out
+    assert result.status == "SUCCEEDED"
+    assert (result.output["first"], result.output["second"]) == ({"seen": 1}, {"seen": 2})
+    assert result.output["timedOut"]["Error"] == "States.Timeout"
+    assert result.states == ["First", "Second", "Timed", "Caught"]
+    assert threads[0] is threads[1]
+    assert threads[2] is not threads[0]
+
+
+def test_a_failing_task_without_a_timeout_is_still_retried_and_caught(local_cloud: LocalCloud):
+    attempts: list[int] = []
+
+    def fail(event: Any, context: Any) -> Any:
+        attempts.append(1)
+        raise ValueError("no")
+
+    function = local_cloud.add_function("always-fails", fail)
+    machine = _machine(
+        local_cloud,
+        "task-fails",
+        {
+            "StartAt": "Fail",
+            "States": {
+                "Fail": {
+                    "Type": "Task",
+                    "Resource": function.arn,
+                    "Retry": [{"ErrorEquals": ["ValueError"], "MaxAttempts": 2, "IntervalSeconds": 1}],
+                    "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+                    "End": True,
+                },
+                "Caught": {"Type": "Pass", "End": True},
+            },
+        },
+    )
+    result = local_cloud.run(machine, {})
+    assert (result.status, len(attempts), result.output["Error"]) == ("SUCCEEDED", 3, "ValueError")
+
+
+def test_executions_under_names_still_meet_their_namesakes_and_drawn_names_are_forgotten(
+    local_cloud: LocalCloud,
+):
+    # Given a machine, and an execution of it started by name that has ended
+    machine = _machine(
+        local_cloud, "names", {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
+    )
+    named = local_cloud.start_execution(machine, {"a": 1}, name="order-1")
+    local_cloud.wait(named)
+    # When the name is used again, and two executions start without one
+    with pytest.raises(ClientError) as taken:
+        local_cloud.start_execution(machine, {"a": 1}, name="order-1")
+    unnamed = {local_cloud.start_execution(machine, {"a": 1}) for _ in range(2)}
+    # Then the ended name is taken, the unnamed ones got names of their own, none is remembered
+    assert taken.value.response["Error"]["Code"] == "ExecutionAlreadyExists"
+    assert len(unnamed) == 2
+    assert named not in unnamed
+    assert answers._drawn_names == set()
+
+
+def test_a_program_states_copy_is_its_own():
+    from moto.stepfunctions.parser.asl.eval.program_state import ProgramEnded, ProgramRunning
+
+    running = ProgramRunning()
+    running.next_state_name = "A"
+    copied = copy.deepcopy(running)
+    copied.next_state_name = "B"
+    assert (type(copied), running.next_state_name, copied.next_state_name) == (ProgramRunning, "A", "B")
+    assert type(copy.deepcopy(ProgramEnded())) is ProgramEnded
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime.datetime(2026, 12, 1, 17, 44, 20, 999999, tzinfo=datetime.UTC),
+        datetime.datetime(2026, 1, 2, 3, 4, 5, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
+        datetime.datetime(2026, 1, 2, 3, 4, 5, 1500),
+        datetime.datetime(999, 1, 1, 0, 0, 0, 0),
+    ],
+)
+def test_an_events_timestamp_is_written_as_moto_wrote_it(local_cloud: LocalCloud, moment: datetime.datetime):
+    from moto.core.utils import iso_8601_datetime_with_milliseconds as moto_wrote
+    from moto.stepfunctions.parser.asl.eval.event import event_manager
+
+    assert event_manager.iso_8601_datetime_with_milliseconds(moment) == moto_wrote(moment)

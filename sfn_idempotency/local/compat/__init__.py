@@ -17,8 +17,14 @@ interpreter (moto's ASL interpreter)
   26. [L22] An ``Assign`` string literal is a JSON string (moto kept its escapes), and a state's
       ``assignedVariables`` are JSON text.
   27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
+
+evaluation (how the interpreter evaluates)
   59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most
       machines) runs in its caller's thread, not one of its own that the caller joined.
+  63. [speed] So does the work of a Task without TimeoutSeconds or a heartbeat.
+  65. [speed] A running or ended program's state (names only) is copied attribute by attribute,
+      not by ``deepcopy``'s generic walk, at every state and every Map iteration's frame.
+  66. [speed] A history event's timestamp is written with ``isoformat``, not ``strftime``.
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's
@@ -32,6 +38,7 @@ answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
   5. [L12] An execution started without a name gets a fresh UUID (moto named it "None").
   12. [speed] Response methods are listed once per class; interpreter requests go unsigned.
+  64. [speed] An execution whose name fix 5 drew is not looked for among its machine's others.
   14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused.
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.
   18. [L19] Errors carry their AWS code (moto's parser API sent ``{"__type": null}``: no SDK could
@@ -155,6 +162,9 @@ apigateway (REST APIs from a stack)
 
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
+  61. [speed] Each distinct condition expression is lexed once (moto lexed it twice a write).
+  62. [speed] Each distinct update expression is parsed once (moto parsed it twice an UpdateItem).
+  67. [speed] Its validation starts from its tree unpickled, not deep-copied.
 
 jsonata
   15. [L15, L16] JSONata and workflow variables evaluated with jsonata-python, with the functions
@@ -177,6 +187,7 @@ from sfn_idempotency.local.compat import (
     definitions,
     distributed_map,
     dynamodb,
+    evaluation,
     events,
     execution_ends,
     execution_logs,
@@ -223,6 +234,7 @@ SUPPORTED_MOTO = ">=5.2.5,<5.3"
 # Every moto internal the engine touches, by surface; attributes only read use `keep`.
 PATCHES: tuple[Patch, ...] = (
     *interpreter.PATCHES,
+    *evaluation.PATCHES,
     *answers.PATCHES,
     *definitions.PATCHES,
     *integrations.PATCHES,
@@ -272,6 +284,7 @@ def install() -> None:
     interpreter.interpreter_modules()
     apply(PATCHES)
     interpreter.route_task_clients()
+    evaluation.install_program_state_copies()
     answers.install_start_sync_execution()
     definitions.install_validate_state_machine_definition()
     test_state.install_test_state()

@@ -1,5 +1,5 @@
 """The Step Functions API's answers: executions, state machines, StartSyncExecution, errors (fixes 3,
-5, 12, 14, 17 to 21)."""
+5, 12, 14, 17 to 21, and 64, speed)."""
 
 from __future__ import annotations
 
@@ -142,13 +142,36 @@ def _store_output_as_json_text(original: Callable[[Any], None]) -> Callable[[Any
     return reflect_execution_status
 
 
+_drawn_names: set[str] = set()  # names fix 5 drew for executions being started: no other has one
+
+
 def _name_unnamed_executions(original: Callable[..., Any]) -> Callable[..., Any]:
     def start_execution(
         self: Any, state_machine_arn: str, name: str | None = None, *args: Any, **kwargs: Any
     ) -> Any:
-        return original(self, state_machine_arn, name or str(uuid.uuid4()), *args, **kwargs)
+        if name:
+            return original(self, state_machine_arn, name, *args, **kwargs)
+        drawn = str(uuid.uuid4())
+        _drawn_names.add(drawn)
+        try:
+            return original(self, state_machine_arn, drawn, *args, **kwargs)
+        finally:
+            _drawn_names.discard(drawn)
 
     return start_execution
+
+
+def _no_search_for_a_drawn_name(original: Callable[[Any, str, Any], Any]) -> Callable[[Any, str, Any], Any]:
+    """Fix 64 (speed): before starting an execution, moto looks through all of its machine's
+    executions for one of the same name. A name fix 5 has just drawn is a fresh UUID, which none
+    has: the search, which grows with every execution a test suite starts, finds nothing."""
+
+    def handle_name_input_idempotency(self: Any, name: str, execution_input: Any) -> Any:
+        if name in _drawn_names:
+            return None
+        return original(self, name, execution_input)
+
+    return handle_name_input_idempotency
 
 
 def _refuse_a_different_machine_under_a_taken_name(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -498,6 +521,12 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(
         5, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "start_execution", _name_unnamed_executions
+    ),
+    Patch(
+        64,
+        "moto.stepfunctions.models:StateMachine",
+        "_handle_name_input_idempotency",
+        _no_search_for_a_drawn_name,
     ),
     Patch(5, _PARSER_MODELS_MODULE, "stepfunctions_parser_backends", keep),
     Patch(12, _RESPONSES_MODULE, "method_names_from_class", functools.cache),

@@ -6,7 +6,6 @@ import datetime
 import functools
 import importlib
 import json
-import logging
 import pkgutil
 import sys
 import threading
@@ -24,7 +23,6 @@ from sfn_idempotency.local.compat import integrations
 from sfn_idempotency.local.compat.patching import Patch, keep
 
 BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
-LOG = logging.getLogger(__name__)
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
 _EXECUTION_WORKER_MODULE = "moto.stepfunctions.parser.backend.execution_worker"
@@ -253,8 +251,7 @@ def aws_timestamp(moment: datetime.datetime | str) -> str:
     (``2023-11-21T06:27:31.545Z``, recorded)."""
     if isinstance(moment, str):
         moment = datetime.datetime.fromisoformat(moment)
-    utc = moment.astimezone(datetime.UTC)
-    return f"{utc.strftime('%Y-%m-%dT%H:%M:%S')}.{utc.microsecond // 1000:03d}Z"
+    return moment.astimezone(datetime.UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
 
 def _start_time_as_text(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -313,33 +310,7 @@ def _own_query_language_scopes(original: Callable[..., None]) -> Callable[..., N
     return __init__
 
 
-def _programs_without_a_timeout_run_in_place(
-    original: Callable[[Any, Any], None],
-) -> Callable[[Any, Any], None]:
-    """Fix 59 (speed): moto ran every program (the machine's, each Map iteration's, each Parallel
-    branch's) in a thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A
-    program without one is joined without a limit, so running it in the caller's thread is the
-    same, less a thread per iteration (a Map of 100 items spent half its time on them). An
-    exception escaping the program ends it as it ended its thread: logged, not raised."""
-    from moto.stepfunctions.parser.asl.component.eval_component import EvalComponent
-
-    def eval(self: Any, env: Any) -> None:
-        if self.timeout_seconds is not None:
-            original(self, env)
-            return
-        env.next_state_name = self.start_at.start_at_name
-        try:
-            EvalComponent.eval(self, env)
-        except Exception:
-            LOG.exception("a program ended with an exception")
-
-    return eval
-
-
 PATCHES: tuple[Patch, ...] = (
-    Patch(
-        59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
-    ),
     Patch(1, BOTO_CLIENT_MODULE, "boto_client_for", lambda _original: cached_boto_client_for),
     Patch(1, "moto.core.models", "botocore_stubber", keep),
     Patch(2, _RETRIER_MODULE, "time", lambda _original: retry_time),
