@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.installed.conftest import Distributions, UserEnvironment, make_venv, run, site_packages
+from tests.installed.conftest import (
+    NO_AHEAD_COMPILE,
+    Distributions,
+    UserEnvironment,
+    make_venv,
+    run,
+    site_packages,
+)
 
 
 def resolved(requirement: str, cwd: Path) -> set[str]:
@@ -49,7 +56,19 @@ def base_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> 
     """The wheel without extras (and pytest, whose plugin loader must survive that)."""
     root = tmp_path_factory.mktemp("base-venv")
     bin_dir = make_venv(root)
-    run([str(bin_dir / "python"), "-m", "pip", "install", "--quiet", str(dists.wheel), "pytest"], cwd=root)
+    run(
+        [
+            str(bin_dir / "python"),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            *NO_AHEAD_COMPILE,
+            str(dists.wheel),
+            "pytest",
+        ],
+        cwd=root,
+    )
     project = tmp_path_factory.mktemp("base-project")
     return UserEnvironment(root=root, project=project, added_to_site_packages=frozenset(site_packages(root)))
 
