@@ -106,7 +106,7 @@ class UserEnvironment:
 
 # pip compiles every module it installs (aws-cdk-lib's take about 40 s); Python compiles what the
 # tests import as they import it, as it would for a user who installed with --no-compile.
-NO_AHEAD_COMPILE = ("--no-compile",)
+PIP_INSTALL = ("-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile")
 
 
 def make_venv(root: Path) -> Path:
@@ -125,15 +125,7 @@ def user_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> 
     before and after the wheel itself goes in, so what the wheel adds is known exactly."""
     root = tmp_path_factory.mktemp("user-venv")
     bin_dir = make_venv(root)
-    pip = [
-        str(bin_dir / "python"),
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        *NO_AHEAD_COMPILE,
-    ]
+    pip = [str(bin_dir / "python"), *PIP_INSTALL]
     run([*pip, f"{dists.wheel}[cdk,local]", "pytest"], cwd=root, timeout=INSTALL_DEADLINE_SECONDS)
     run([str(bin_dir / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "sfn-idempotency"], cwd=root)
     before = site_packages(root)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.installed.conftest import (
-    NO_AHEAD_COMPILE,
+    PIP_INSTALL,
     Distributions,
     UserEnvironment,
     make_venv,
@@ -56,19 +56,7 @@ def base_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> 
     """The wheel without extras (and pytest, whose plugin loader must survive that)."""
     root = tmp_path_factory.mktemp("base-venv")
     bin_dir = make_venv(root)
-    run(
-        [
-            str(bin_dir / "python"),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            *NO_AHEAD_COMPILE,
-            str(dists.wheel),
-            "pytest",
-        ],
-        cwd=root,
-    )
+    run([str(bin_dir / "python"), *PIP_INSTALL, str(dists.wheel), "pytest"], cwd=root)
     project = tmp_path_factory.mktemp("base-project")
     return UserEnvironment(root=root, project=project, added_to_site_packages=frozenset(site_packages(root)))
 
