@@ -295,3 +295,163 @@ def test_a_redriven_business_failure_fails_again_and_leaves_the_key_free(
     # And a new execution of the order places it
     assert idempotent_service.run(ORDER).status == "SUCCEEDED"
     assert idempotent_service.business_runs == 2
+
+
+# -- Parallel and inline Map: only what did not succeed runs again -----------------------------------
+
+
+class Counted:
+    """A function that counts its calls per item and fails the first call for the items named."""
+
+    def __init__(self, fail_first: set[str]) -> None:
+        self.calls: list[str] = []
+        self._fail_first = set(fail_first)
+
+    def __call__(self, event: Any, context: Any) -> Any:
+        item = str(event["item"])
+        self.calls.append(item)
+        if item in self._fail_first:
+            self._fail_first.discard(item)
+            raise RuntimeError(f"{item} failed")
+        return {"done": item}
+
+
+def two_step_branch(function_arn: str, item: str) -> dict[str, Any]:
+    """Before (a Pass that says it ran) → Work (the Task) → After."""
+    return {
+        "StartAt": "Before",
+        "States": {
+            "Before": {"Type": "Pass", "Parameters": {"item": item}, "Next": "Work"},
+            "Work": {"Type": "Task", "Resource": function_arn, "Next": "After"},
+            "After": {"Type": "Pass", "End": True},
+        },
+    }
+
+
+def test_a_redriven_parallel_runs_only_its_aborted_branch_from_its_aborted_state(local_cloud: LocalCloud):
+    # Given a Parallel of three branches, stopped while branch b's Task ran and a and c had ended
+    release = threading.Event()
+    calls: list[str] = []
+
+    def work(event: Any, context: Any) -> Any:
+        calls.append(event["item"])
+        if calls.count("b") == 1 and event["item"] == "b" and not release.wait(GATE_TIMEOUT_SECONDS):
+            raise TimeoutError("never released")
+        return {"done": event["item"]}
+
+    arn = local_cloud.add_function("work", work).arn
+    definition = {
+        "StartAt": "Fan",
+        "States": {
+            "Fan": {
+                "Type": "Parallel",
+                "Branches": [two_step_branch(arn, item) for item in ("a", "b", "c")],
+                "End": True,
+            }
+        },
+    }
+    machine = local_cloud.sfn.create_state_machine(
+        name="fan", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = local_cloud.start_execution(machine, {})
+    local_cloud.wait_until(
+        lambda: local_cloud.states_so_far(execution).count("After") == 2, what="branches a and c to end"
+    )
+    local_cloud.sfn.stop_execution(executionArn=execution)
+    release.set()
+    assert local_cloud.wait(execution).status == "ABORTED"
+
+    # When it is redriven
+    local_cloud.sfn.redrive_execution(executionArn=execution)
+    result = local_cloud.wait(execution)
+
+    # Then only branch b ran again, from its Task (its Pass did not run again), and the Parallel's
+    # result holds every branch's output in order
+    assert result.status == "SUCCEEDED"
+    assert sorted(calls) == ["a", "b", "b", "c"]
+    assert result.output == [{"done": "a"}, {"done": "b"}, {"done": "c"}]
+    assert entered(result.history[_redriven_at(result.history) :]) == ["Fan", "Work", "After"]
+
+
+def _redriven_at(events: tuple[dict[str, Any], ...]) -> int:
+    return next(i for i, e in enumerate(events) if e["type"] == "ExecutionRedriven")
+
+
+def test_a_redriven_inline_map_runs_only_its_failed_iterations_from_their_failed_state(
+    local_cloud: LocalCloud,
+):
+    # Given an inline Map over four items whose items 1 and 3 failed in their Task
+    function = Counted(fail_first={"i1", "i3"})
+    arn = local_cloud.add_function("counted", function).arn
+    processor = two_step_branch(arn, "unused")
+    processor["States"]["Before"] = {
+        "Type": "Pass",
+        "Parameters": {"item.$": "$.item", "before": True},
+        "Next": "Work",
+    }
+    definition = {
+        "StartAt": "Each",
+        "States": {
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "ItemSelector": {"item.$": "$$.Map.Item.Value"},
+                "MaxConcurrency": 1,
+                "ToleratedFailurePercentage": 0,
+                "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, **processor},
+                "End": True,
+            }
+        },
+    }
+    machine = local_cloud.sfn.create_state_machine(
+        name="each", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = local_cloud.start_execution(machine, {"items": ["i0", "i1", "i2", "i3"]})
+    failed = local_cloud.wait(execution)
+    assert failed.status == "FAILED"
+    first_calls = list(function.calls)
+    assert first_calls == ["i0", "i1"]  # one at a time: the Map failed at item 1
+
+    # When it is redriven (twice: item 3 fails the first time it runs)
+    local_cloud.sfn.redrive_execution(executionArn=execution)
+    assert local_cloud.wait(execution).status == "FAILED"
+    local_cloud.sfn.redrive_execution(executionArn=execution)
+    result = local_cloud.wait(execution)
+
+    # Then item 0 never ran again, item 1 ran again from its Task, items 2 and 3 (never started the
+    # first time) ran, item 3 once more after it failed; the result is every item's, in order
+    assert result.status == "SUCCEEDED"
+    assert function.calls == ["i0", "i1", "i1", "i2", "i3", "i3"]
+    assert result.output == [{"done": item} for item in ("i0", "i1", "i2", "i3")]
+    last_redrive = max(i for i, e in enumerate(result.history) if e["type"] == "ExecutionRedriven")
+    assert entered(result.history[last_redrive:]) == ["Each", "Work", "After"]
+
+
+def test_a_branch_resumes_with_its_input_and_its_own_variables(local_cloud: LocalCloud):
+    # Given a branch that assigns a variable, then fails in a Task that reads it
+    function = Counted(fail_first={"x"})
+    arn = local_cloud.add_function("counted", function).arn
+    branch = {
+        "StartAt": "Remember",
+        "States": {
+            "Remember": {"Type": "Pass", "Assign": {"seen": "remembered"}, "Parameters": {"item": "x"}, "Next": "Work"},
+            "Work": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::lambda:invoke",
+                "Parameters": {"FunctionName": arn, "Payload": {"item.$": "$.item"}},
+                "ResultSelector": {"done.$": "$.Payload.done", "seen.$": "$seen"},
+                "End": True,
+            },
+        },
+    }
+    definition = {"StartAt": "One", "States": {"One": {"Type": "Parallel", "Branches": [branch], "End": True}}}
+    machine = local_cloud.sfn.create_state_machine(
+        name="one", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = local_cloud.start_execution(machine, {})
+    assert local_cloud.wait(execution).status == "FAILED"
+    # When it is redriven, then the Task sees the variable and the input it had
+    local_cloud.sfn.redrive_execution(executionArn=execution)
+    result = local_cloud.wait(execution)
+    assert result.output == [{"done": "x", "seen": "remembered"}]
+    assert function.calls == ["x", "x"]

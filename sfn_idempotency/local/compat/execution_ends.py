@@ -1,4 +1,4 @@
-"""Waiting for executions without polling (fix 56, speed: no behaviour changes).
+"""An execution's end: announced to what waits for it (fix 56, speed), and at once (fix 68).
 
 Every execution's end (SUCCEEDED, FAILED, TIMED_OUT, ABORTED; a sync one's too) is announced on one
 condition, after moto has written the execution's status. Two waiters use it:
@@ -6,6 +6,13 @@ condition, after moto has written the execution's status. Two waiters use it:
   every 0.5 s; its pause between two asks now ends as soon as any execution ends (and at 0.5 s at
   the latest, as before, for the integrations whose jobs are not executions);
 - ``LocalCloud.wait`` (and so ``run``): it slept in 5 ms steps; it now wakes at the end.
+
+68. [L41] StopExecution and an execution's TimeoutSeconds end the execution at once, as on AWS
+    (moto marked it stopped, but wrote its end, reported its status and sent its status-change
+    event only when the state that was running returned, a Lambda's answer included). The history
+    ends with the first terminal event: a running Task's late answer, and anything else its run
+    still writes, is dropped. A redrive continues the history in a manager of its own
+    (``continued_history``), so an earlier run's late events cannot reach it.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from typing import Any
 from sfn_idempotency.local.compat.patching import Patch
 
 _EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
+_EVENT_MANAGER = "moto.stepfunctions.parser.asl.eval.event.event_manager:EventManager"
+_ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment:Environment"
+_WORKER = "moto.stepfunctions.parser.backend.execution_worker:ExecutionWorker"
 _CALLBACK_MODULE = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.service.state_task_service_callback"
 )
@@ -87,7 +97,121 @@ def _announced(original: Callable[[Any], None]) -> Callable[[Any], None]:
     return terminated
 
 
+# -- fix 68: an end at once ------------------------------------------------------------------------
+_TERMINAL_EVENTS = frozenset(
+    {"ExecutionSucceeded", "ExecutionFailed", "ExecutionAborted", "ExecutionTimedOut"}
+)
+_SEALED = "_sfn_local_history_sealed"  # on an EventManager: its run's end is written
+_REPORTED = "_sfn_local_end_reported"  # on an Environment: its run's status is reported
+DROPPED = "_sfn_local_events_dropped"  # on an EventManager: how many late events it dropped
+
+
+def _history_ends_at_its_end(original: Callable[..., int]) -> Callable[..., int]:
+    """An execution's history takes nothing after its first terminal event (its run's)."""
+
+    def add_event(self: Any, context: Any, event_type: Any, *args: Any, **kwargs: Any) -> int:
+        with _sealing:
+            if getattr(self, _SEALED, False):  # dropped: the run had ended
+                setattr(self, DROPPED, getattr(self, DROPPED, 0) + 1)
+                return int(context.last_published_event_id or 0)
+            if getattr(event_type, "value", event_type) in _TERMINAL_EVENTS:  # an enum member
+                setattr(self, _SEALED, True)
+        return original(self, context, event_type, *args, **kwargs)
+
+    return add_event
+
+
+_sealing = threading.Lock()
+
+
+def continued_history(previous: Any) -> Any:
+    """A new run's event manager (a redrive's): the same history and event ids as ``previous``,
+    which stays sealed, so the earlier run's late events are dropped rather than appended."""
+    continued = object.__new__(type(previous))
+    continued.__dict__.update(previous.__dict__)  # the same list, id generator and log session
+    continued.__dict__.pop(_SEALED, None)
+    continued.__dict__.pop(DROPPED, None)
+    return continued
+
+
+def _stopped_at_once(original: Callable[..., None]) -> Callable[..., None]:
+    """StopExecution: the execution is ABORTED now, its ``ExecutionAborted`` written now (as moto's
+    program writes it when it notices: no previous event), its status reported now."""
+
+    def stop(self: Any, stop_date: Any, error: str | None, cause: str | None) -> None:
+        from moto.stepfunctions.parser.api import ExecutionAbortedEventDetails, HistoryEventType
+        from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+        from moto.stepfunctions.parser.asl.eval.program_state import ProgramStopped
+
+        original(self, stop_date=stop_date, error=error, cause=cause)
+        env = self.env
+        if not isinstance(env.program_state(), ProgramStopped):
+            return  # it had ended already
+        env.event_history_context.source_event_id = 0
+        env.event_manager.add_event(
+            context=env.event_history_context,
+            event_type=HistoryEventType.ExecutionAborted,
+            event_details=EventDetails(
+                executionAbortedEventDetails=ExecutionAbortedEventDetails(error=error, cause=cause)
+            ),
+        )
+        self._execution_communication.terminated()
+
+    return stop
+
+
+def _timed_out_at_once(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    """An execution past its TimeoutSeconds: ``ExecutionTimedOut`` is written when it times out
+    (its program's caller reports the status next), not when the running state returns."""
+
+    def set_timed_out(self: Any) -> None:
+        from moto.stepfunctions.parser.api import ExecutionTimedOutEventDetails, HistoryEventType
+        from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+        from moto.stepfunctions.parser.asl.eval.program_state import ProgramTimedOut
+
+        original(self)
+        if self.is_frame() or not isinstance(self.program_state(), ProgramTimedOut):
+            return
+        self.event_manager.add_event(
+            context=self.event_history_context,
+            event_type=HistoryEventType.ExecutionTimedOut,
+            event_details=EventDetails(executionTimedOutEventDetails=ExecutionTimedOutEventDetails()),
+        )
+
+    return set_timed_out
+
+
+def _reported_once(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    """A run's status is reported once, when it ends: a stopped run's own late report, or one made
+    after a redrive started the next run (which is still running), is not. What the status goes
+    with (output, error, cause) is written first, so no one who sees the status misses it (moto
+    wrote the status first)."""
+
+    def terminated(self: Any) -> None:
+        from moto.stepfunctions.parser.asl.eval.program_state import ProgramEnded, ProgramError
+
+        env = self.execution.exec_worker.env
+        with _sealing:
+            if env.is_running() or getattr(env, _REPORTED, False):
+                return
+            setattr(env, _REPORTED, True)
+        ended = env.program_state()
+        if isinstance(ended, ProgramEnded):
+            self.execution.output = env.states.get_input()
+        elif isinstance(ended, ProgramError):
+            self.execution.error = ended.error.get("error")
+            self.execution.cause = ended.error.get("cause")
+        original(self)
+
+    return terminated
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(56, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _announced),
     Patch(56, _CALLBACK_MODULE, "time", _WakingTime),
+    Patch(68, _EVENT_MANAGER, "add_event", _history_ends_at_its_end),
+    Patch(68, _WORKER, "stop", _stopped_at_once),
+    Patch(68, _ENVIRONMENT, "set_timed_out", _timed_out_at_once),
+    # After fix 56's announcement in the table: the outermost, so a report skipped announces nothing.
+    Patch(68, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _reported_once),
 )

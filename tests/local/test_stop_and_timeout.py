@@ -1,0 +1,111 @@
+"""Fix 68: StopExecution and an execution's TimeoutSeconds end it at once, as on AWS: the status,
+the history's last event and the status-change event come at that moment, while the running Task
+(a Lambda goes on) is still running; its late answer is dropped."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.compat.execution_ends import DROPPED
+from tests.local.conftest import GATE_TIMEOUT_SECONDS
+from tests.local.test_engine_compat import deploy, invoke_state, status_events
+
+TERMINAL = {"ExecutionAborted", "ExecutionTimedOut", "ExecutionSucceeded", "ExecutionFailed"}
+
+
+class Hanging:
+    """A function whose call waits until the test lets it go; it says when it returned."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self.returned = threading.Event()
+        self._release = threading.Event()
+
+    def __call__(self, event: Any, context: Any) -> Any:
+        self.entered.set()
+        try:
+            if not self._release.wait(GATE_TIMEOUT_SECONDS):
+                raise TimeoutError("never released")
+            return {"late": True}
+        finally:
+            self.returned.set()
+
+    def release(self) -> None:
+        self._release.set()
+
+
+@pytest.fixture
+def hanging(local_cloud: LocalCloud) -> Any:
+    function = Hanging()
+    local_cloud.add_function("hanging", function)
+    yield function
+    function.release()
+
+
+def event_types(cloud: LocalCloud, arn: str) -> list[str]:
+    events = cloud.sfn.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    return [str(e["type"]) for e in events]
+
+
+def test_a_stopped_execution_is_aborted_at_once_and_its_task_s_late_answer_is_dropped(
+    local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path
+):
+    read = status_events(local_cloud)
+    machine = deploy(local_cloud, tmp_path, {"Work": invoke_state({"End": True})}, "Work", Fn="hanging")
+    arn = local_cloud.start_execution(machine, {})
+    assert hanging.entered.wait(GATE_TIMEOUT_SECONDS)
+
+    # When it is stopped while its Lambda still runs
+    local_cloud.sfn.stop_execution(executionArn=arn, error="Operator", cause="stopped by hand")
+
+    # Then it is ABORTED now, its history ends now, and its status change went out now
+    described = local_cloud.sfn.describe_execution(executionArn=arn)
+    assert described["status"] == "ABORTED"
+    assert not hanging.returned.is_set()
+    history = event_types(local_cloud, arn)
+    assert history[-1] == "ExecutionAborted"
+    assert [event["status"] for event in read(2)] == ["RUNNING", "ABORTED"]
+    aborted = local_cloud.sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=1)
+    assert aborted["events"][0]["executionAbortedEventDetails"] == {"error": "Operator", "cause": "stopped by hand"}
+
+    # And when the Lambda answers later, nothing of its answer reaches the history or the status
+    hanging.release()
+    assert hanging.returned.wait(GATE_TIMEOUT_SECONDS)
+    local_cloud.wait_until(lambda: late_events_dropped(local_cloud, arn) > 0, what="the late answer")
+    assert event_types(local_cloud, arn) == history
+    assert local_cloud.sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"
+    assert [event["status"] for event in read(2)] == ["RUNNING", "ABORTED"]
+
+
+def late_events_dropped(cloud: LocalCloud, arn: str) -> int:
+    """How many events the ended run still tried to write (the Task's answer among them)."""
+    execution = cloud._execution(arn)
+    return int(getattr(execution.exec_worker.env.event_manager, DROPPED, 0))
+
+
+def test_an_execution_past_its_timeout_times_out_at_once(local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path):
+    # Given a machine of one-second TimeoutSeconds whose Task does not answer within it
+    asl = tmp_path / "slow.asl.json"
+    asl.write_text(
+        json.dumps({"TimeoutSeconds": 1, "StartAt": "Work", "States": {"Work": invoke_state({"End": True})}})
+    )
+    machine = local_cloud.create_state_machine("slow", asl, {"Fn": "hanging"})
+    # When it runs past it
+    result = local_cloud.run(machine, {})
+    # Then it TIMED_OUT while the Lambda still ran, and its history ends there
+    assert result.status == "TIMED_OUT"
+    assert not hanging.returned.is_set()
+    history = event_types(local_cloud, result.arn)
+    assert history[-1] == "ExecutionTimedOut"
+    assert [t for t in history if t in TERMINAL] == ["ExecutionTimedOut"]
+    # And the late answer changes nothing
+    hanging.release()
+    assert hanging.returned.wait(GATE_TIMEOUT_SECONDS)
+    local_cloud.wait_until(lambda: late_events_dropped(local_cloud, result.arn) > 0, what="the late answer")
+    assert event_types(local_cloud, result.arn) == history
