@@ -3,6 +3,7 @@ the idempotency flow around a business step other than a Lambda."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
+from sfn_idempotency.redrive_fence import fence_jsonpath, is_function, payload_selector
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
 # How the workflows that nest the idempotent one (order_workflow, sqs_batch) name their child.
@@ -64,19 +66,31 @@ def with_business_step(
             f"a business step needs Resource and may have {sorted(BUSINESS_TASK_FIELDS)}; got {unknown}"
         )
     document = json.loads(definition)
+    flow_execute = copy.deepcopy(document["States"]["Execute"])
     for name in BUSINESS_STATES:
         state = document["States"][name]
         for field in ("Parameters", "ResultSelector", "OutputPath"):
             state.pop(field, None)
-        state.update({field: task[field] for field in ("Resource", "Parameters", "Retry") if field in task})
+        state.update(
+            {
+                field: copy.deepcopy(task[field])
+                for field in ("Resource", "Parameters", "Retry")
+                if field in task
+            }
+        )
         state.update(extra_fields or {})
         if input_path is not None:
             state["InputPath"] = input_path
     selector = task.get("ResultSelector")
+    execute = document["States"]["Execute"]
     # Execute records `$.result.value`; the flow without a record outputs the result itself.
-    document["States"]["Execute"]["ResultSelector"] = {"value": selector} if selector else {"value.$": "$"}
+    execute["ResultSelector"] = {"value": selector} if selector else {"value.$": "$"}
     if selector:
         document["States"]["ExecuteWithoutRecord"]["ResultSelector"] = selector
+    # The redrive fence, as the flow's own Execute has it (a function Resource becomes lambda:invoke).
+    if is_function(str(task["Resource"])):
+        execute["ResultSelector"] = payload_selector(selector)
+    fence_jsonpath(execute, flow_execute)
     return json.dumps(document, indent=2)
 
 

@@ -29,13 +29,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sfn_idempotency.definitions import BUSINESS_STATES, DefinitionError, with_business_step, with_lease
+from sfn_idempotency.definitions import (
+    BUSINESS_STATES,
+    EXECUTE_STATE,
+    DefinitionError,
+    with_business_step,
+    with_lease,
+)
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import (
     IdempotencySettings,
     load_settings,
     settings_environment,
 )
+from sfn_idempotency.redrive_fence import fence_jsonata
 from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 
 # The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
@@ -47,6 +54,9 @@ MAX_STATE_NAME_LENGTH = 80  # Amazon States Language
 MAX_VARIABLE_NAME_LENGTH = 80  # Step Functions workflow variables
 DEFAULT_TIMEOUT_SECONDS = 60
 COMPUTE_KEY_STATE = "ComputeKey"
+RECOMPUTE_KEY_STATE = "RecomputeKey"  # ComputeKey again, after the redrive fence answered
+KEY_FUNCTION_IN_FLOW = "${ComputeKeyFunctionArn}"
+CLAIM_RUN_VARIABLE = "sfnIdempotencyClaimRun"  # the run that made the claim: the redrive fence's
 # What a parent's Retry or Catch can name; a Retry naming one of them belongs to the whole step
 # (retrying it computes the key again and may replay), the others to the business call.
 IDEMPOTENCY_ERRORS = frozenset(
@@ -81,6 +91,7 @@ JSONATA_FLOW_VARIABLES = (
     "sfnIdempotencyRecord",
     "sfnIdempotencyError",
     "sfnIdempotencyClaimAttempts",
+    CLAIM_RUN_VARIABLE,
 )
 _MISSING = object()
 
@@ -312,6 +323,7 @@ def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[s
     _, inner_retry = _split_retry(task.get("Retry", []))
     flow: dict[str, Any] = json.loads(IDEMPOTENCY_FLOWS[JSONATA].read_text(encoding="utf-8"))
     states = flow["States"]
+    flow_execute = copy.deepcopy(states[EXECUTE_STATE])
     for name in BUSINESS_STATES:
         business = states[name]
         for field in ("Arguments", "Output", "Retry"):
@@ -319,7 +331,7 @@ def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[s
         business["Resource"] = task["Resource"]
         business.update(
             {
-                field: task[field]
+                field: copy.deepcopy(task[field])
                 for field in ("Arguments", "Output", "HeartbeatSeconds", "Credentials")
                 if field in task
             }
@@ -327,11 +339,13 @@ def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[s
         if inner_retry:
             business["Retry"] = inner_retry
         business["TimeoutSeconds"] = settings.timeout_seconds
-    states[COMPUTE_KEY_STATE]["Arguments"] = {
-        "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-        "Payload": {"event": "{% $states.input %}", "settings": settings.to_environment()},
-    }
-    return flow
+    fence_jsonata(states[EXECUTE_STATE], flow_execute)
+    for name in (COMPUTE_KEY_STATE, RECOMPUTE_KEY_STATE):
+        states[name]["Arguments"] = {
+            "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
+            "Payload": {"event": "{% $states.input %}", "settings": settings.to_environment()},
+        }
+    return _with_the_step_s_key_function(flow)
 
 
 def _jsonpath_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
@@ -363,12 +377,22 @@ def _jsonpath_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[
         # A *Path field reads the effective input, which is now the event: the timeout is fixed here.
         del business_state["TimeoutSecondsPath"]
         business_state["TimeoutSeconds"] = settings.timeout_seconds
-    compute_key = states[COMPUTE_KEY_STATE]
-    compute_key["Parameters"] = {
+    states[COMPUTE_KEY_STATE]["Parameters"] = {
         "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
         "Payload": {**_event_selector(task), "settings": settings.to_environment()},
     }
-    return flow
+    # After the fence: the business call's input (its InputPath applied) is the flow's $.event.
+    states[RECOMPUTE_KEY_STATE]["Parameters"] = {
+        "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
+        "Payload": {"event.$": "$.event", "settings": settings.to_environment()},
+    }
+    return _with_the_step_s_key_function(flow)
+
+
+def _with_the_step_s_key_function(flow: dict[str, Any]) -> dict[str, Any]:
+    """The fence calls the key Lambda too: the shared one of every wrapped step."""
+    text = json.dumps(flow).replace(KEY_FUNCTION_IN_FLOW, f"${{{KEY_FUNCTION_PLACEHOLDER}}}")
+    return json.loads(text)  # type: ignore[no-any-return]
 
 
 def _event_selector(task: dict[str, Any]) -> dict[str, Any]:
@@ -526,8 +550,12 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
     clashes = sorted(planned & taken)
     if clashes:
         raise WrapError(f"the definition already has states named {clashes}: rename them or the Task")
-    text = json.dumps(document)
-    variables = JSONATA_FLOW_VARIABLES if step.query_language == JSONATA else (step.result_variable,)
+    text = _text_outside_wrapped_steps(document)
+    variables = (
+        JSONATA_FLOW_VARIABLES
+        if step.query_language == JSONATA
+        else (step.result_variable, CLAIM_RUN_VARIABLE)
+    )
     for variable in variables:
         if re.search(r'(\$|")' + re.escape(variable) + r"\b", text):
             raise WrapError(
@@ -535,6 +563,17 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
                 "assigns: rename yours"
                 + (" or name another with result_variable" if step.query_language == JSONPATH else "")
             )
+
+
+def _text_outside_wrapped_steps(document: dict[str, Any]) -> str:
+    """The definition's text without the branches of steps wrapped already: each step's flow
+    variables live in its own branch's scope, where another step's may use the same names."""
+    trimmed = copy.deepcopy(document)
+    for machine in _state_machines(trimmed):
+        for state in machine["States"].values():
+            if _wrapped_key_prefix(state) is not None:
+                state["Branches"] = []
+    return json.dumps(trimmed)
 
 
 def _flow_state_names(query_language: str) -> list[str]:

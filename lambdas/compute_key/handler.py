@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from . import clock
 from .computation import compute
-from .errors import IdempotencyKeyError
+from .errors import FENCE_QUALIFIER, IdempotencyKeyError, IdempotencyRedriveFenceError
 from .settings import DISABLED_VARIABLE, IdempotencySettings, environment_settings, payload_settings
 
 # Cold start: a bad IDEMPOTENCY_* value fails here, before any request is served. A key Lambda
@@ -23,6 +23,12 @@ logger = Logger(service="sfn-idempotency")
 
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if context.invoked_function_arn.endswith(f":{FENCE_QUALIFIER}"):
+        logger.info("Redrive fence: the business step was not called; the flow claims the key again")
+        raise IdempotencyRedriveFenceError(
+            "a redriven execution resumed at its business step without a claim of its own: "
+            "the business step was not called, and the flow claims the idempotency key again"
+        )
     if not isinstance(event, dict) or "event" not in event:
         raise IdempotencyKeyError('the key Lambda expects {"event": <execution input>}')
     settings = _settings_of(event)

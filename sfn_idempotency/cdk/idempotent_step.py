@@ -22,6 +22,7 @@ from constructs import Construct
 from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.redrive_fence import fence_arn
 from sfn_idempotency.wrap import (
     JSONATA,
     JSONPATH,
@@ -223,11 +224,15 @@ class IdempotentStep(sfn.StateMachineFragment):
 def inline_step_statements(
     table: dynamodb.ITable, key_function: lambda_.IFunction
 ) -> list[iam.PolicyStatement]:
-    """What every inline step calls: the key Lambda (unqualified ARN, as the ASL invokes it: no version
-    or alias wildcard) and the flow's four item operations on the table, plus the table's key if it
-    has one (DynamoDB refuses every item call of a principal that may not use it)."""
+    """What every inline step calls: the key Lambda (unqualified ARN, as the ASL invokes it, and its
+    $LATEST for the redrive fence: no version or alias wildcard) and the flow's four item operations
+    on the table, plus the table's key if it has one (DynamoDB refuses every item call of a
+    principal that may not use it)."""
     statements = [
-        iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[key_function.function_arn]),
+        iam.PolicyStatement(
+            actions=["lambda:InvokeFunction"],
+            resources=[key_function.function_arn, fence_arn(key_function.function_arn)],
+        ),
         iam.PolicyStatement(actions=list(FLOW_TABLE_ACTIONS), resources=[table.table_arn]),
     ]
     if table.encryption_key is not None:

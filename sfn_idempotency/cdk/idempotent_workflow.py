@@ -25,6 +25,7 @@ from sfn_idempotency.lambdas.compute_key.settings import (
     settings_environment,
 )
 from sfn_idempotency.patterns import load_pattern
+from sfn_idempotency.redrive_fence import fence_arn
 from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
@@ -205,11 +206,16 @@ class IdempotentWorkflow(Construct):
             "dynamodb:UpdateItem",
             "dynamodb:DeleteItem",
         )
-        # The ASL invokes the unqualified ARNs: no version or alias wildcard (grant_invoke adds ":*").
+        # The ASL invokes the unqualified ARNs, and the key Lambda's $LATEST for the redrive fence:
+        # no version or alias wildcard (grant_invoke adds ":*").
         functions = [self.compute_key_function, *([self.business_function] if self.business_function else [])]
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(
-                actions=["lambda:InvokeFunction"], resources=[f.function_arn for f in functions]
+                actions=["lambda:InvokeFunction"],
+                resources=[
+                    *(f.function_arn for f in functions),
+                    fence_arn(self.compute_key_function.function_arn),
+                ],
             )
         )
         for statement in business_step_policy:
@@ -237,6 +243,8 @@ class ClaimRelease(Construct):
             workflow_type=sfn.StateMachineType.EXPRESS,
         )
         grant_item_access(workflow.table, self.state_machine, "dynamodb:DeleteItem")
+        # Whether the ended execution runs again (redriven): a running run's claims are its own.
+        workflow.state_machine.grant_execution(self.state_machine, "states:DescribeExecution")
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[compute_key_arn])
         )

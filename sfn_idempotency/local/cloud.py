@@ -23,7 +23,7 @@ from botocore.config import Config
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import activities, compat, mock_files, redrive
+from sfn_idempotency.local import activities, compat, mock_files, redrive, state_entry
 from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
@@ -218,6 +218,7 @@ class LocalCloud:
         self.backend.start()
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
+        state_entry.hooks.cloud[:] = [self.faults.before_state]
         compat.retry_time.scale = self.retry_wait_scale
         self._previous_clock = lambda_clock.install(self.clock)
         for name in _NOISY_LOGGERS:
@@ -241,6 +242,7 @@ class LocalCloud:
                 self._rest_apis.close()
                 self._rest_apis = None
             compat.interceptor.hooks.clear()
+            state_entry.hooks.cloud.clear()
             compat.forget_clients()
             compat.remove_code_folders()
             mock_files.activate(None)
@@ -442,6 +444,17 @@ class LocalCloud:
             stateMachineArn=state_machine_arn, input=json.dumps(execution_input), **kwargs
         )
         return str(response["executionArn"])
+
+    def time_out(self, execution_arn: str) -> None:
+        """End the running Standard execution as its ``TimeoutSeconds`` passing would, now: it is
+        TIMED_OUT at once, its running state's late answer dropped (compat fix 68), and its status
+        change event sent, without a test waiting for real time to pass."""
+        execution = self._execution(execution_arn)
+        env = execution.exec_worker.env
+        if not env.is_running():
+            raise EngineError(f"{execution_arn} is {execution.exec_status}, not running: nothing to time out")
+        env.set_timed_out()
+        execution.exec_worker._execution_communication.terminated()
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
         """Block until the execution ends (TimeoutError after ``timeout`` seconds); its result."""

@@ -45,6 +45,30 @@ class _FunctionFault:
     delay_seconds: float = 0.0
 
 
+class Pause:
+    """An execution held as it enters a state (``FaultPlan.pause_before``): ``entered`` is set
+    when it is held; ``release`` lets it go on (into the state, unless it ended meanwhile)."""
+
+    def __init__(self, state_name: str, state_machine_arn: str | None, calls: frozenset[int] | None) -> None:
+        self.state_name = state_name
+        self.state_machine_arn = state_machine_arn
+        self.calls = calls
+        self.entered = threading.Event()
+        self.execution_arn: str | None = None  # the execution it holds, once it holds one
+        self._released = threading.Event()
+
+    def release(self) -> None:
+        self._released.set()
+
+    def hold(self, execution_arn: str) -> None:
+        self.execution_arn = execution_arn
+        self.entered.set()
+        self._released.wait(PAUSE_DEADLINE_SECONDS)
+
+
+PAUSE_DEADLINE_SECONDS = 60.0  # a pause no test released lets its execution go on
+
+
 class FaultPlan:
     """Which call fails how. Call numbers count from 1, per operation or per function."""
 
@@ -56,6 +80,8 @@ class FaultPlan:
         self._api_calls: Counter[tuple[str, str]] = Counter()
         self._function_calls: Counter[str] = Counter()
         self._released = threading.Event()
+        self._pauses: list[Pause] = []
+        self._state_entries: Counter[tuple[str | None, str]] = Counter()
 
     def api_error(
         self,
@@ -101,20 +127,67 @@ class FaultPlan:
                 _FunctionFault(function, _call_numbers(calls), delay_seconds=seconds)
             )
 
+    def pause_before(
+        self,
+        state_name: str,
+        *,
+        state_machine_arn: str | None = None,
+        calls: int | Iterable[int] | None = None,
+    ) -> Pause:
+        """Hold an execution as it enters ``state_name`` (of ``state_machine_arn``'s executions, or
+        any machine's; the ``calls``-th entries only, counted per machine and state, or the next
+        one), so that a test can stop it, time it out, or let it go there. The state has not begun:
+        it runs after ``release`` only if the execution still runs."""
+        pause = Pause(state_name, state_machine_arn, _call_numbers(calls))
+        with self._lock:
+            self._pauses.append(pause)
+        return pause
+
+    def before_state(self, state: Any, env: Any) -> bool:
+        """The entry hook the engine calls before each state runs: holds it if a pause says so;
+        whether the state then runs."""
+        context = env.states.context_object.context_object_data
+        machine = str(context["StateMachine"]["Id"])
+        with self._lock:
+            self._state_entries[machine, state.name] += 1
+            number = self._state_entries[machine, state.name]
+            pause = next(
+                (
+                    p
+                    for p in self._pauses
+                    if p.state_name == state.name
+                    and p.state_machine_arn in (None, machine)
+                    and (number in p.calls if p.calls is not None else not p.entered.is_set())
+                ),
+                None,
+            )
+        if pause is None:
+            return True
+        pause.hold(str(context["Execution"]["Id"]))
+        return bool(env.is_running())
+
     def calls_so_far(self, service: str, operation: str) -> int:
         """How many ``service.operation`` calls the interpreter has made: the next one is this + 1."""
         with self._lock:
             return self._api_calls[service, operation]
 
     def clear(self) -> None:
-        """Forget every planned fault (call counts are kept)."""
+        """Forget every planned fault and release every pause (call counts are kept)."""
         with self._lock:
             self._api_faults.clear()
             self._function_faults.clear()
+            pauses, self._pauses = self._pauses, []
+        for pause in pauses:
+            pause.release()
 
     def release(self) -> None:
-        """Wake every delayed function at once (the engine does this when it closes)."""
+        """Wake every delayed function and paused execution at once (the engine does this when it
+        closes)."""
         self._released.set()
+        with self._lock:
+            pauses = list(self._pauses)
+        for pause in pauses:
+            pause.release()
 
     def api_hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
         """Called by the engine before each AWS call a Task makes: the planned error, or None."""

@@ -157,14 +157,18 @@ class LambdaRuntime:
     def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
         if (service, operation) != ("lambda", "Invoke"):
             return None
-        function = self._functions.get(function_name_of(str(params.get("FunctionName", ""))))
+        reference = str(params.get("FunctionName", ""))
+        function = self._functions.get(function_name_of(reference))
         if function is None:
             return None
-        return self.invoke(function, params.get("Payload"))
+        qualifier = params.get("Qualifier") or qualifier_of(reference)
+        return self.invoke(function, params.get("Payload"), qualifier)
 
-    def invoke(self, function: LocalFunction, payload: Any) -> Reply:
+    def invoke(self, function: LocalFunction, payload: Any, qualifier: str | None = None) -> Reply:
         event = _decode(payload)
-        context = LocalLambdaContext(function.name, function.arn, function.timeout_seconds)
+        # The context says the ARN the function was invoked by: with its qualifier, if it had one.
+        invoked_arn = f"{function.arn}:{qualifier}" if qualifier else function.arn
+        context = LocalLambdaContext(function.name, invoked_arn, function.timeout_seconds)
         with self._lock:
             self._invocations[function.name] += 1
         injected = self._faults.before_function(function.name)
@@ -189,6 +193,13 @@ def function_name_of(reference: str) -> str:
     """A name, a partial or full ARN, with or without qualifier: the function's name."""
     parts = unquote(reference).split(":")
     return parts[parts.index("function") + 1] if "function" in parts else parts[0]
+
+
+def qualifier_of(reference: str) -> str | None:
+    """The version or alias a function reference names (``name:qualifier``, or a qualified ARN)."""
+    parts = unquote(reference).split(":")
+    after = parts[parts.index("function") + 2 :] if "function" in parts else parts[1:]
+    return after[0] if after else None
 
 
 def _decode(payload: Any) -> Any:

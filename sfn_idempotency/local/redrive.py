@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sfn_idempotency.local import state_entry
 from sfn_idempotency.local.compat.execution_ends import continued_history
 from sfn_idempotency.local.compat.express import refuse_an_express_execution
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
@@ -50,7 +51,6 @@ from sfn_idempotency.local.compat.redrive_fields import (
     redrive_date,
 )
 
-_STATE = "moto.stepfunctions.parser.asl.component.state.state:CommonStateField"
 _RESPONSES = "moto.stepfunctions.responses:StepFunctionResponse"
 _ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment:Environment"
 _PARALLEL = "moto.stepfunctions.parser.asl.component.state.exec.state_parallel"
@@ -134,29 +134,25 @@ def _frames_inherit(original: Callable[..., Any]) -> classmethod[Any, Any, Any]:
     return classmethod(as_inner_frame_of)
 
 
-def _remembers_the_resume_point(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
-    """Each state records itself as its frame's resume point before it runs (an execution's first
-    run gets its record at its first state)."""
-
-    def eval_body(self: Any, env: Any) -> None:
-        frame = _frame(env)
-        if frame is None and not env.is_frame():  # the first state of an execution's first run
-            frame = Frame(key=(), record=RunRecord())
-            setattr(env, _FRAME, frame)
-        if frame is not None and frame.unit:
-            if frame.resuming is not None and frame.resuming != self.name:
-                frame.resuming = None  # the resumed state was left: the plan is spent
-            frame.record.entered(
-                frame.key,
-                ResumePoint(
-                    state_name=self.name,
-                    state_input=env.states.get_input(),  # a copy already
-                    variables=copy.deepcopy(env.variable_store._inner_scope),
-                ),
-            )
-        original(self, env)
-
-    return eval_body
+def remember_the_resume_point(state: Any, env: Any) -> bool:
+    """An entry hook: each state records itself as its frame's resume point before it runs (an
+    execution's first run gets its record at its first state)."""
+    frame = _frame(env)
+    if frame is None and not env.is_frame():
+        frame = Frame(key=(), record=RunRecord())
+        setattr(env, _FRAME, frame)
+    if frame is not None and frame.unit:
+        if frame.resuming is not None and frame.resuming != state.name:
+            frame.resuming = None  # the resumed state was left: the plan is spent
+        frame.record.entered(
+            frame.key,
+            ResumePoint(
+                state_name=state.name,
+                state_input=env.states.get_input(),  # a copy already
+                variables=copy.deepcopy(env.variable_store._inner_scope),
+            ),
+        )
+    return True
 
 
 def _keyed(env: Any, state_name: str, index: int) -> tuple[Frame, ResumePoint | None, Any]:
@@ -358,7 +354,6 @@ def _resume(worker: Any, previous_env: Any, count: int) -> None:
 
 
 PATCHES: tuple[Patch, ...] = (
-    Patch(CAPABILITY, _STATE, "_eval_body", _remembers_the_resume_point),
     Patch(CAPABILITY, _ENVIRONMENT, "as_inner_frame_of", _frames_inherit),
     Patch(CAPABILITY, f"{_PARALLEL}.branches_decl:BranchesDecl", "_eval_body", _branches_known),
     Patch(CAPABILITY, f"{_PARALLEL}.branch_worker:BranchWorker", "__init__", _branch_keyed),
@@ -382,5 +377,7 @@ PATCHES: tuple[Patch, ...] = (
 
 def install() -> None:
     """Record resume points, and answer RedriveExecution."""
+    state_entry.install()
+    state_entry.hooks.add_engine_hook(remember_the_resume_point)
     apply_capability("redrive", PATCHES)
     add(_RESPONSES, "redrive_execution", _redrive_execution)

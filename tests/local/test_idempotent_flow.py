@@ -81,7 +81,8 @@ def test_record_attributes_types_and_units(idempotent_service: IdempotentService
     assert values["id"][1].startswith("orders#")
     assert values["status"] == ("S", "COMPLETED")
     assert values["owner"][0] == "S"
-    assert re.fullmatch(rf"{re.escape(result.arn)}#[0-9a-f]{{32}}", values["owner"][1])  # this claim's token
+    # this execution, its run (never redriven: 0) and this claim's token
+    assert re.fullmatch(rf"{re.escape(result.arn)}#0#[0-9a-f]{{32}}", values["owner"][1])
     assert values["validation"] == ("S", "")
     assert values["data"][0] == "S"
     settings = idempotent_service.settings

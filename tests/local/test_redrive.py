@@ -434,7 +434,12 @@ def test_a_branch_resumes_with_its_input_and_its_own_variables(local_cloud: Loca
     branch = {
         "StartAt": "Remember",
         "States": {
-            "Remember": {"Type": "Pass", "Assign": {"seen": "remembered"}, "Parameters": {"item": "x"}, "Next": "Work"},
+            "Remember": {
+                "Type": "Pass",
+                "Assign": {"seen": "remembered"},
+                "Parameters": {"item": "x"},
+                "Next": "Work",
+            },
             "Work": {
                 "Type": "Task",
                 "Resource": "arn:aws:states:::lambda:invoke",
@@ -444,7 +449,10 @@ def test_a_branch_resumes_with_its_input_and_its_own_variables(local_cloud: Loca
             },
         },
     }
-    definition = {"StartAt": "One", "States": {"One": {"Type": "Parallel", "Branches": [branch], "End": True}}}
+    definition = {
+        "StartAt": "One",
+        "States": {"One": {"Type": "Parallel", "Branches": [branch], "End": True}},
+    }
     machine = local_cloud.sfn.create_state_machine(
         name="one", definition=json.dumps(definition), roleArn=ROLE
     )["stateMachineArn"]

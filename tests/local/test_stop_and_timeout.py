@@ -72,7 +72,10 @@ def test_a_stopped_execution_is_aborted_at_once_and_its_task_s_late_answer_is_dr
     assert history[-1] == "ExecutionAborted"
     assert [event["status"] for event in read(2)] == ["RUNNING", "ABORTED"]
     aborted = local_cloud.sfn.get_execution_history(executionArn=arn, reverseOrder=True, maxResults=1)
-    assert aborted["events"][0]["executionAbortedEventDetails"] == {"error": "Operator", "cause": "stopped by hand"}
+    assert aborted["events"][0]["executionAbortedEventDetails"] == {
+        "error": "Operator",
+        "cause": "stopped by hand",
+    }
 
     # And when the Lambda answers later, nothing of its answer reaches the history or the status
     hanging.release()
@@ -89,7 +92,9 @@ def late_events_dropped(cloud: LocalCloud, arn: str) -> int:
     return int(getattr(execution.exec_worker.env.event_manager, DROPPED, 0))
 
 
-def test_an_execution_past_its_timeout_times_out_at_once(local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path):
+def test_an_execution_past_its_timeout_times_out_at_once(
+    local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path
+):
     # Given a machine of one-second TimeoutSeconds whose Task does not answer within it
     asl = tmp_path / "slow.asl.json"
     asl.write_text(
@@ -109,3 +114,51 @@ def test_an_execution_past_its_timeout_times_out_at_once(local_cloud: LocalCloud
     assert hanging.returned.wait(GATE_TIMEOUT_SECONDS)
     local_cloud.wait_until(lambda: late_events_dropped(local_cloud, result.arn) > 0, what="the late answer")
     assert event_types(local_cloud, result.arn) == history
+
+
+# -- the engine's own controls: a pause before a state, and a time-out without waiting ---------------
+def test_an_execution_paused_before_a_state_and_stopped_there_never_runs_it(
+    local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path
+):
+    # Given a machine Before → Work, held as it enters Work
+    states = {
+        "Before": {"Type": "Pass", "Next": "Work"},
+        "Work": invoke_state({"End": True}),
+    }
+    machine = deploy(local_cloud, tmp_path, states, "Before", Fn="hanging")
+    pause = local_cloud.faults.pause_before("Work", state_machine_arn=machine)
+    arn = local_cloud.start_execution(machine, {})
+    assert pause.entered.wait(GATE_TIMEOUT_SECONDS)
+    assert pause.execution_arn == arn
+
+    # When it is stopped there, and the pause is let go
+    local_cloud.sfn.stop_execution(executionArn=arn)
+    pause.release()
+
+    # Then Work never started, and a redrive resumes at it (the state entered last)
+    assert local_cloud.wait(arn).status == "ABORTED"
+    assert not hanging.entered.is_set()
+    assert "TaskStateEntered" not in event_types(local_cloud, arn)
+    hanging.release()
+    local_cloud.sfn.redrive_execution(executionArn=arn)
+    result = local_cloud.wait(arn)
+    assert result.status == "SUCCEEDED"
+    assert result.states[-1:] == ["Work"]
+    assert hanging.entered.is_set()
+
+
+def test_time_out_ends_a_running_execution_as_its_timeout_would(
+    local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path
+):
+    read = status_events(local_cloud)
+    machine = deploy(local_cloud, tmp_path, {"Work": invoke_state({"End": True})}, "Work", Fn="hanging")
+    arn = local_cloud.start_execution(machine, {})
+    assert hanging.entered.wait(GATE_TIMEOUT_SECONDS)
+    # When the test times it out (no waiting for TimeoutSeconds)
+    local_cloud.time_out(arn)
+    # Then it is TIMED_OUT now, its history ends, its status change is sent, and it is redrivable
+    described = local_cloud.sfn.describe_execution(executionArn=arn)
+    assert (described["status"], described["redriveStatus"]) == ("TIMED_OUT", "REDRIVABLE")
+    assert event_types(local_cloud, arn)[-1] == "ExecutionTimedOut"
+    assert [event["status"] for event in read(2)] == ["RUNNING", "TIMED_OUT"]
+    hanging.release()

@@ -99,12 +99,19 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
         (FLOW["Complete"], " AND ", ["#owner = :owner"]),
         # Release: only the owner, this claim attempt
         (FLOW["Release"], " AND ", ["#owner = :owner"]),
+        # After the redrive fence: only the owner, the claim an earlier run made
+        (FLOW["ReleaseStaleClaim"], " AND ", ["#owner = :owner"]),
         # The release workflow: only a claim of the ended execution (its ARN and '#', or the ARN alone
-        # in a record written before claim tokens), only while INPROGRESS
+        # in a record written before claim tokens), only while INPROGRESS, and none of a run that is
+        # running again (the execution was redriven since)
         (
             RELEASE["ReleaseClaim"],
             " AND ",
-            ["(begins_with(#owner, :claims_of_execution) OR #owner = :owner)", "#status = :inprogress"],
+            [
+                "(begins_with(#owner, :claims_of_execution) OR #owner = :owner)",
+                "#status = :inprogress",
+                "NOT begins_with(#owner, :claims_of_running_run)",
+            ],
         ),
     ],
 )

@@ -104,10 +104,10 @@ def test_the_branch_is_the_flow_of_idempotency_asl_renamed_under_the_step():
     # Then the branch has every state of the flow file, renamed, starting where the file starts
     assert branch["StartAt"] == "PlaceOrder.ComputeKey"
     assert list(branch["States"]) == [f"PlaceOrder.{name}" for name in source]
-    # And the states that are not the business step or ComputeKey are the file's, transitions
-    # renamed and the table a placeholder of its own
+    # And the states that are not the business step or the key's computations are the file's,
+    # transitions renamed and the table a placeholder of its own
     for name, state in source.items():
-        if name in ("ComputeKey", "Execute", "ExecuteWithoutRecord"):
+        if name in ("ComputeKey", "RecomputeKey", "Execute", "ExecuteWithoutRecord"):
             continue
         derived = json.dumps(branch["States"][f"PlaceOrder.{name}"])
         expected = json.dumps(state).replace("${TableName}", f"${{{TABLE_PLACEHOLDER}}}")
@@ -123,7 +123,6 @@ def test_the_business_state_is_the_task_seeing_what_the_task_saw():
         business = states[name]
         # Then it runs the Task's Resource and Parameters on the event (the Task's effective input)
         assert business["Resource"] == PLACE_ORDER["Resource"]
-        assert business["Parameters"] == PLACE_ORDER["Parameters"]
         assert business["InputPath"] == "$.event"
         assert business["TimeoutSeconds"] == 20
         assert "TimeoutSecondsPath" not in business
@@ -132,6 +131,18 @@ def test_the_business_state_is_the_task_seeing_what_the_task_saw():
             {"ErrorEquals": ["Lambda.TooManyRequestsException"], "MaxAttempts": 2},
             {"ErrorEquals": ["Flaky"], "IntervalSeconds": 5},
         ]
+    # Without a record there is no claim to fence: the Task's own Parameters
+    assert states["PlaceOrder.ExecuteWithoutRecord"]["Parameters"] == PLACE_ORDER["Parameters"]
+    # With one, the Task's function is called only in the run that made the claim (the fence of
+    # the flow file's Execute, with the Task's function and the shared key Lambda)
+    fenced = states["PlaceOrder.Execute"]["Parameters"]
+    flow_fence = flow_states()["Execute"]["Parameters"]["FunctionName.$"]
+    assert fenced == {
+        "FunctionName.$": flow_fence.replace(
+            "'${BusinessFunctionArn}'", "'${PlaceOrderFunctionArn}'"
+        ).replace("${ComputeKeyFunctionArn}", f"${{{KEY_FUNCTION_PLACEHOLDER}}}"),
+        "Payload.$": "$.order",
+    }
     # The ResultSelector applies once, before the result is recorded
     assert states["PlaceOrder.Execute"]["ResultSelector"] == {"value": PLACE_ORDER["ResultSelector"]}
     assert states["PlaceOrder.ExecuteWithoutRecord"]["ResultSelector"] == PLACE_ORDER["ResultSelector"]
@@ -159,9 +170,16 @@ def test_compute_key_carries_the_validated_settings_and_the_event_selection():
         hash_function="sha256",
         expires_after_seconds=7200,
     )
-    compute_key = definition["States"]["PlaceOrder"]["Branches"][0]["States"]["PlaceOrder.ComputeKey"]
+    branch = definition["States"]["PlaceOrder"]["Branches"][0]["States"]
+    compute_key, recompute_key = branch["PlaceOrder.ComputeKey"], branch["PlaceOrder.RecomputeKey"]
     assert compute_key["Parameters"]["FunctionName"] == f"${{{KEY_FUNCTION_PLACEHOLDER}}}"
     assert compute_key["Parameters"]["Payload"]["event.$"] == "$.order"
+    # After the redrive fence the key is computed again from the business call's input, which is
+    # the event the first computation selected (the Task's InputPath is not applied twice)
+    assert recompute_key["Parameters"] == {
+        **compute_key["Parameters"],
+        "Payload": {**compute_key["Parameters"]["Payload"], "event.$": "$.event"},
+    }
     settings = settings_of_step(json.dumps(definition), "PlaceOrder")
     assert (settings.key_prefix, settings.event_key_jmespath, settings.hash_function) == (
         "orders",
@@ -374,7 +392,14 @@ def test_a_jsonata_task_becomes_one_parallel_that_unwraps_its_result():
     jsonata_flow = json.loads(IDEMPOTENCY_FLOWS["JSONata"].read_text(encoding="utf-8"))["States"]
     assert list(branch) == [f"PlaceOrder.{name}" for name in jsonata_flow]
     execute = branch["PlaceOrder.Execute"]
-    assert (execute["Arguments"], execute["Output"]) == (JSONATA_TASK["Arguments"], JSONATA_TASK["Output"])
+    flow_fence = jsonata_flow["Execute"]["Arguments"]["FunctionName"]
+    assert execute["Arguments"] == {
+        **JSONATA_TASK["Arguments"],
+        "FunctionName": flow_fence.replace("${BusinessFunctionArn}", "${PlaceOrderFunctionArn}").replace(
+            "${ComputeKeyFunctionArn}", f"${{{KEY_FUNCTION_PLACEHOLDER}}}"
+        ),
+    }
+    assert execute["Output"] == JSONATA_TASK["Output"]
     assert execute["TimeoutSeconds"] == 20
     assert "Retry" not in execute
     compute_key = branch["PlaceOrder.ComputeKey"]["Arguments"]

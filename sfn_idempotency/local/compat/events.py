@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import datetime
 import json
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ _STATUS_CHANGE = "Step Functions Execution Status Change"
 # Input and output together stay under this in a status change event (an event carries 256 KiB at
 # most; the Step Functions developer guide's EventBridge page names 248 KiB for the data).
 MAX_STATUS_EVENT_DATA_BYTES = 248 * 1024
+LOG = logging.getLogger(__name__)
 
 
 def _emit_when_started(original: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -102,9 +104,12 @@ def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., N
             return
         for target in filter(is_state_machine, self.targets):
             arn = parse_arn(target["Arn"])
-            get_backend(arn.account, arn.region).start_execution(
-                target["Arn"], None, _target_input(target, event)
-            )
+            try:
+                get_backend(arn.account, arn.region).start_execution(
+                    target["Arn"], None, _target_input(target, event)
+                )
+            except Exception as error:  # the sender's PutEvents succeeded all the same, as on AWS
+                LOG.warning("EventBridge could not start %s (%s): the event is dropped", target["Arn"], error)
 
     return send_to_targets
 

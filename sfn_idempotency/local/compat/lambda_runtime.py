@@ -35,6 +35,7 @@ from sfn_idempotency.local.lambdas import (
     cold_start,
     error_payload,
     function_name_of,
+    qualifier_of,
 )
 
 _MODELS = "moto.awslambda.models"
@@ -134,9 +135,14 @@ def _applied(variables: Mapping[str, str]) -> Iterator[None]:
 def run(function: Any, event: Any) -> _Outcome:
     """One invocation: the handler's JSON result (``bytes`` as they are), or Lambda's error payload;
     past the function's timeout, ``Sandbox.Timedout`` as on AWS."""
+    qualifier = getattr(_invoked, "qualifier", None)
+    _invoked.qualifier = None
+    invoked_arn = function.function_arn
+    if qualifier and not invoked_arn.endswith(f":{qualifier}"):
+        invoked_arn = f"{invoked_arn}:{qualifier}"  # the ARN it was invoked by, as Lambda says it
     context = LocalLambdaContext(
         function.function_name,
-        function.function_arn,
+        invoked_arn,
         int(function.timeout),
         memory_limit_in_mb=int(function.memory_size),
         function_version=str(function.version),
@@ -241,12 +247,21 @@ def _run_lambda_in_process(original: Callable[..., Any]) -> Callable[..., Any]:
     return invoke_lambda
 
 
+class _Invoked(threading.local):
+    qualifier: str | None = None  # the version or alias this thread's Invoke named, if any
+
+
+_invoked = _Invoked()
+
+
 def _qualified_not_found(original: Callable[..., Any]) -> Callable[..., Any]:
-    """Invoking a function that does not exist names its ``$LATEST`` qualifier (recorded)."""
+    """Invoking a function that does not exist names its ``$LATEST`` qualifier (recorded); one that
+    does is run with the qualifier it was invoked by (its context's ``invoked_function_arn``)."""
 
     def invoke(self: Any, function_name: str, qualifier: str | None, *args: Any, **kwargs: Any) -> Any:
         from moto.awslambda.exceptions import UnknownFunctionException
 
+        _invoked.qualifier = qualifier or qualifier_of(function_name)
         try:
             return original(self, function_name, qualifier, *args, **kwargs)
         except UnknownFunctionException as error:
