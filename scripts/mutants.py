@@ -133,8 +133,15 @@ def flip_validation_routing(states: Document) -> None:
 
 
 def skip_release(states: Document) -> None:
-    (catch,) = states["Execute"]["Catch"]
+    (catch,) = [c for c in states["Execute"]["Catch"] if c["ErrorEquals"] == ["States.ALL"]]
     catch["Next"] = "RouteBusinessError"
+
+
+def no_redrive_fence(states: Document) -> None:
+    """The business function called in every run, as before the fence (issue 37)."""
+    parameters = states["Execute"]["Parameters"]
+    del parameters["FunctionName.$"]
+    parameters["FunctionName"] = "${BusinessFunctionArn}"
 
 
 def unbounded_reclaim(states: Document) -> None:
@@ -190,6 +197,8 @@ MUTANTS = (
            set_path("RouteByKey", ("Choices", 0, "Or", 1, "BooleanEquals"), True), FLOW_TESTS),
     Mutant("no-release", "A failed business step keeps its claim", FLOW, asl(skip_release), FLOW_TESTS),
     Mutant("reclaim-unbounded", "Claim again without a bound", FLOW, asl(unbounded_reclaim), FLOW_TESTS),
+    Mutant("no-redrive-fence", "A redriven business step runs without a claim of its own run", FLOW,
+           asl(no_redrive_fence), ("tests/local/test_redrive_flow.py",)),
     Mutant("replay-wrapped", "Replay outputs the wrapper, not the stored result", FLOW,
            asl(replay_the_wrapper), FLOW_TESTS),
     Mutant("key-unsorted", "Key rendered without sort_keys", KEYS,

@@ -20,8 +20,8 @@ OWNER_SEPARATOR = "#"  # no execution name may hold one, so "<ARN>#" begins that
 
 
 def owner_execution(owner: str) -> str:
-    """The execution ARN in a claim's owner, ``<execution ARN>#<claim token>`` (a record written
-    before claim tokens holds the ARN alone)."""
+    """The execution ARN in a claim's owner, ``<execution ARN>#<run>#<claim token>`` (a record
+    written before runs holds ``<execution ARN>#<claim token>``, and before claim tokens the ARN alone)."""
     return owner.partition(OWNER_SEPARATOR)[0]
 
 

@@ -29,8 +29,11 @@ FENCE_ERROR = "IdempotencyRedriveFenceError"
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 # How the flow files name the business function inside the fence's expression.
 BUSINESS_FUNCTION = "'${BusinessFunctionArn}'"
-_LAMBDA_FUNCTION_ARN = re.compile(r"^arn:aws[a-z-]*:lambda:[^:]+:[^:]+:function:")
+# The partition, region and account may be CDK tokens (``arn:${Token[AWS.Partition.3]}:…``).
+_LAMBDA_INVOKE = re.compile(r"^arn:[^:]+:states:::lambda:invoke(\.waitForTaskToken)?$")
+_LAMBDA_FUNCTION_ARN = re.compile(r"^arn:[^:]+:lambda:[^:]*:[^:]*:function:")
 _PLACEHOLDER = re.compile(r"^\$\{[A-Za-z][A-Za-z0-9_]*\}$")
+_SUBSTITUTED = re.compile(r"(\$\{[^{}]*\})")  # a placeholder or a CDK token, kept whole
 _STATES_RESULT = re.compile(r"\$states\.result\b")
 # A JSONPath path (``$``, ``$.a``, ``$[0]``) where a value or an intrinsic's argument begins; not
 # ``$$`` (the context) and not ``$name`` (a variable).
@@ -47,8 +50,8 @@ def fence_arn(key_function_arn: str) -> str:
 
 
 def is_invoke(resource: str) -> bool:
-    """``lambda:invoke`` (optionally ``.waitForTaskToken``)."""
-    return resource in (LAMBDA_INVOKE, f"{LAMBDA_INVOKE}.waitForTaskToken")
+    """``lambda:invoke`` (optionally ``.waitForTaskToken``), in any partition."""
+    return bool(_LAMBDA_INVOKE.match(resource))
 
 
 def is_function(resource: str) -> bool:
@@ -117,11 +120,14 @@ def fence_jsonata(state: dict[str, Any], flow_execute: dict[str, Any]) -> None:
 
 
 def _intrinsic_string(text: str) -> str:
-    """``text`` as an intrinsic function's string literal (its reserved characters escaped, except
-    a placeholder's braces, which are substituted away before Step Functions sees them)."""
-    if _PLACEHOLDER.match(text):
-        return f"'{text}'"
-    return "'" + re.sub(r"([\\'{}])", r"\\\1", text) + "'"
+    """``text`` as an intrinsic function's string literal: its reserved characters escaped, except
+    within ``${...}`` (a placeholder, or a CDK token), which is substituted away before Step
+    Functions sees it."""
+    parts = _SUBSTITUTED.split(text)
+    escaped = [
+        part if _SUBSTITUTED.fullmatch(part) else re.sub(r"([\\'{}])", r"\\\1", part) for part in parts
+    ]
+    return "'" + "".join(escaped) + "'"
 
 
 def _jsonata_operand(value: Any) -> str:

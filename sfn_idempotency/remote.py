@@ -85,8 +85,11 @@ class RemoteTarget:
         self.table_name = table_name
         self.settings = settings
         definition = json.loads(sfn.describe_state_machine(stateMachineArn=state_machine_arn)["definition"])
-        # The business Lambda, as the deployed definition names it (to count its runs in the history)
-        self.business_function_arn = str(definition["States"]["Execute"]["Parameters"]["FunctionName"])
+        # The business Lambda, as the deployed definition names it (to count its runs in the history):
+        # the flow without a record calls it plainly (Execute picks it or the redrive fence)
+        self.business_function_arn = str(
+            definition["States"]["ExecuteWithoutRecord"]["Parameters"]["FunctionName"]
+        )
 
     def start(self, event: Any) -> str:
         response = self.sfn.start_execution(stateMachineArn=self.state_machine_arn, input=json.dumps(event))

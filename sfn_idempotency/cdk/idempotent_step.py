@@ -249,13 +249,19 @@ def _language_of(task_json: Mapping[str, Any]) -> str:
 
 
 def _substituted(value: Any, values: Mapping[str, str]) -> Any:
-    """``value`` with every string equal to a placeholder replaced by its (token) value, and every
-    null as CDK's JsonNull: a Python None crosses to CDK as "absent", which changes an ASL path's
-    meaning (ResultPath null keeps the input; absent, the result replaces it)."""
+    """``value`` with every placeholder in its strings replaced by its (token) value (a string that
+    is one becomes the token; one inside a longer string, as the redrive fence's expression names the
+    key Lambda, is joined in), and every null as CDK's JsonNull: a Python None crosses to CDK as
+    "absent", which changes an ASL path's meaning (ResultPath null keeps the input; absent, the
+    result replaces it)."""
     if value is None:
         return JsonNull.INSTANCE
     if isinstance(value, str):
-        return values.get(value, value)
+        if value in values:
+            return values[value]
+        for placeholder, replacement in values.items():
+            value = value.replace(placeholder, replacement)
+        return value
     if isinstance(value, list):
         return [_substituted(item, values) for item in value]
     if isinstance(value, dict):

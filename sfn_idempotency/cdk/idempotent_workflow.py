@@ -16,7 +16,8 @@ from constructs import Construct
 from sfn_idempotency.cdk.event_trigger import EventTrigger
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable, grant_item_access
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
-from sfn_idempotency.cdk.state_machines import build_state_machine
+from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
+from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of
 from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import (
@@ -206,8 +207,9 @@ class IdempotentWorkflow(Construct):
             "dynamodb:UpdateItem",
             "dynamodb:DeleteItem",
         )
-        # The ASL invokes the unqualified ARNs, and the key Lambda's $LATEST for the redrive fence:
-        # no version or alias wildcard (grant_invoke adds ":*").
+        # The ASL invokes the unqualified ARNs, and the key Lambda's $LATEST for the redrive fence
+        # (the code the unqualified ARN runs, so no right beyond it): no version or alias wildcard
+        # (grant_invoke adds ":*").
         functions = [self.compute_key_function, *([self.business_function] if self.business_function else [])]
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(
@@ -244,7 +246,16 @@ class ClaimRelease(Construct):
         )
         grant_item_access(workflow.table, self.state_machine, "dynamodb:DeleteItem")
         # Whether the ended execution runs again (redriven): a running run's claims are its own.
-        workflow.state_machine.grant_execution(self.state_machine, "states:DescribeExecution")
+        workflow_name, executions = executions_of(workflow.state_machine)
+        self.state_machine.add_to_role_policy(
+            iam.PolicyStatement(actions=["states:DescribeExecution"], resources=[executions])
+        )
+        acknowledge_execution_wildcard(
+            self.state_machine,
+            workflow_name,
+            "The release workflow reads the status and redrive count of the workflow's ended "
+            "executions, whose names are generated: the resource is their ARN prefix with '*'.",
+        )
         self.state_machine.add_to_role_policy(
             iam.PolicyStatement(actions=["lambda:InvokeFunction"], resources=[compute_key_arn])
         )

@@ -73,16 +73,9 @@ def acknowledge_dead_letter_queue_findings(queue: IConstruct) -> None:
     _acknowledge(queue, DEAD_LETTER_QUEUE_FINDINGS)
 
 
-def acknowledge_child_execution_wildcard(state_machine: sfn.StateMachine, child_name: str) -> None:
-    """``.sync`` must follow the child's executions, whose names it cannot know: ``execution:<child>:*``."""
-    rendered = json.dumps(Stack.of(state_machine).resolve(child_name), separators=(",", ":"))
+def acknowledge_execution_wildcard(state_machine: sfn.StateMachine, machine_name: str, reason: str) -> None:
+    """A role that follows another machine's executions, whose names it cannot know in advance, is
+    granted ``execution:<machine>:*``: that finding, with ``reason``."""
+    rendered = json.dumps(Stack.of(state_machine).resolve(machine_name), separators=(",", ":"))
     resource = f"arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{rendered}:*"
-    _acknowledge(
-        state_machine,
-        {
-            f"{_PACK}-IAM5[Resource::{resource}]": (
-                "startExecution.sync follows and may stop the child's executions, whose names are "
-                "generated: the documented resource is the child's execution ARN prefix with '*'."
-            )
-        },
-    )
+    _acknowledge(state_machine, {f"{_PACK}-IAM5[Resource::{resource}]": reason})

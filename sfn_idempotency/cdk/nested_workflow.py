@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Arn, ArnFormat, Stack
+from aws_cdk import Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from sfn_idempotency.cdk.nag import acknowledge_child_execution_wildcard
-from sfn_idempotency.cdk.state_machines import build_state_machine
+from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
+from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of
 from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER
 
 # Step Functions' managed rule that tells a .sync caller when its child has ended.
@@ -30,15 +30,10 @@ class NestedWorkflow(Construct):
     def _grant_sync_execution(self, child: sfn.StateMachine) -> None:
         """The rights ``.sync`` needs, as documented: start the child, follow and stop its executions,
         and manage the events rule through which Step Functions learns that the child ended."""
-        stack = Stack.of(self)
-        child_name = str(Arn.split(child.state_machine_arn, ArnFormat.COLON_RESOURCE_NAME).resource_name)
-        child_executions = stack.format_arn(
-            service="states",
-            resource="execution",
-            resource_name=f"{child_name}:*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        child_name, child_executions = executions_of(child)
+        sync_rule = Stack.of(self).format_arn(
+            service="events", resource="rule", resource_name=SYNC_EVENTS_RULE
         )
-        sync_rule = stack.format_arn(service="events", resource="rule", resource_name=SYNC_EVENTS_RULE)
         for statement in (
             iam.PolicyStatement(actions=["states:StartExecution"], resources=[child.state_machine_arn]),
             iam.PolicyStatement(
@@ -49,4 +44,9 @@ class NestedWorkflow(Construct):
             ),
         ):
             self.state_machine.add_to_role_policy(statement)
-        acknowledge_child_execution_wildcard(self.state_machine, child_name)
+        acknowledge_execution_wildcard(
+            self.state_machine,
+            child_name,
+            "startExecution.sync follows and may stop the child's executions, whose names are "
+            "generated: the documented resource is the child's execution ARN prefix with '*'.",
+        )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from aws_cdk import Arn, ArnFormat, Stack
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
@@ -55,3 +56,16 @@ def build_state_machine(
     )
     acknowledge_state_machine_findings(state_machine)
     return state_machine
+
+
+def executions_of(state_machine: sfn.IStateMachine) -> tuple[str, str]:
+    """(the machine's name, the ARN pattern of its executions, ``execution:<name>:*``): what a role
+    that follows executions it cannot name in advance is granted."""
+    name = str(Arn.split(state_machine.state_machine_arn, ArnFormat.COLON_RESOURCE_NAME).resource_name)
+    executions = Stack.of(state_machine).format_arn(
+        service="states",
+        resource="execution",
+        resource_name=f"{name}:*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )
+    return name, executions

@@ -154,12 +154,14 @@ def test_state_machine_may_touch_only_its_table_and_functions(service: Template)
     assert len(dynamodb) == 1
     assert sorted(as_list(dynamodb[0]["Action"])) == sorted(DYNAMODB_ITEM_ACTIONS)
     assert as_list(dynamodb[0]["Resource"]) == [{"Fn::GetAtt": [table, "Arn"]}]
-    # And Lambda: invoke, on the two unqualified function ARNs
+    # And Lambda: invoke, on the two unqualified function ARNs and the key Lambda's $LATEST, which
+    # the redrive fence calls (no version or alias wildcard)
     invoke = [s for s in statements if "lambda:InvokeFunction" in as_list(s["Action"])]
     assert len(invoke) == 1
     assert as_list(invoke[0]["Resource"]) == [
         {"Fn::GetAtt": [compute_key, "Arn"]},
         {"Fn::GetAtt": [place_order, "Arn"]},
+        {"Fn::Join": ["", [{"Fn::GetAtt": [compute_key, "Arn"]}, ":$LATEST"]]},
     ]
     # And nothing broader: no other statement, '*' only where AWS accepts nothing else (log delivery, X-Ray)
     assert len(statements) == 4
@@ -293,7 +295,11 @@ def test_a_non_lambda_business_step_is_wrapped_with_its_own_rights(synthesized: 
     } in statements
     (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
     compute_key = logical_id(shared, "AWS::Lambda::Function", "/Shipments/ComputeKeyFunction/")
-    assert as_list(invoke["Resource"]) == [{"Fn::GetAtt": [compute_key, "Arn"]}]
+    # (its $LATEST too, as for every workflow: the same code as the unqualified ARN invokes)
+    assert as_list(invoke["Resource"]) == [
+        {"Fn::GetAtt": [compute_key, "Arn"]},
+        {"Fn::Join": ["", [{"Fn::GetAtt": [compute_key, "Arn"]}, ":$LATEST"]]},
+    ]
 
 
 def test_event_rule_reads_the_shared_pattern_and_retries_into_a_dead_letter_queue(service: Template):
@@ -372,14 +378,19 @@ def test_each_workflow_releases_abandoned_claims_of_its_own_executions(service: 
         "AWS::Events::Rule",
         {"EventPattern": expected, "Targets": [Match.object_like({"Arn": {"Ref": release}})]},
     )
-    # And it may only delete items of the table and invoke the workflow's key Lambda
+    # And it may only delete items of the table, invoke the workflow's key Lambda, and describe the
+    # workflow's executions (whether one runs again, redriven)
     statements = role_statements(
         service, logical_id(service, "AWS::IAM::Role", "/OrderWorkflow/ClaimRelease/StateMachine/Role/")
     )
     actions = sorted(
         a for s in statements for a in as_list(s["Action"]) if not a.startswith(("logs:", "xray:"))
     )
-    assert actions == ["dynamodb:DeleteItem", "lambda:InvokeFunction"]
+    assert actions == ["dynamodb:DeleteItem", "lambda:InvokeFunction", "states:DescribeExecution"]
     compute_key = logical_id(service, "AWS::Lambda::Function", "/OrderWorkflow/ComputeKeyFunction/")
     (invoke,) = [s for s in statements if s["Action"] == "lambda:InvokeFunction"]
     assert as_list(invoke["Resource"]) == [{"Fn::GetAtt": [compute_key, "Arn"]}]
+    (describe,) = [s for s in statements if s["Action"] == "states:DescribeExecution"]
+    (executions,) = as_list(describe["Resource"])
+    assert json.dumps(executions).count(workflow) == 1  # execution:<the workflow's name>:*
+    assert json.dumps(executions).endswith(':*"]]}')

@@ -497,6 +497,7 @@ def test_the_aws_cli_tests_and_validates_a_state_against_serve(server: Server):
     tested = aws_stepfunctions(
         server,
         "test-state", "--definition", definition, "--state-name", "Claim", "--input", json.dumps(claim_input),
+        "--context", json.dumps({"Execution": {"Id": "arn:aws:states:us-east-1:123456789012:execution:orders:e-1", "RedriveCount": 0}}),
         "--mock", json.dumps({"errorOutput": {"error": "DynamoDB.ConditionalCheckFailedException", "cause": "taken"}}),
         "--inspection-level", "DEBUG",
     )  # fmt: skip

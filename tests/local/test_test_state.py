@@ -65,6 +65,10 @@ def flow_input(language: str, **extra: Any) -> tuple[str, str]:
 
 
 # -- the flow, state by state (docs/guides/test-state.md) -------------------------------------------
+# What an execution's context holds and TestState's own does not: the run (redrive count).
+EXECUTION_CONTEXT = {
+    "Execution": {"Id": "arn:aws:states:us-east-1:123456789012:execution:orders:e-1", "RedriveCount": 0}
+}
 
 
 @pytest.mark.parametrize("language", FLAVOURS)
@@ -75,6 +79,7 @@ def test_a_refused_claim_goes_to_read(local_cloud: LocalCloud, language: str):
         stateName="Claim",
         input=state_input,
         variables=variables,
+        context=json.dumps(EXECUTION_CONTEXT),  # Claim writes the run it is in (the redrive fence's)
         mock={"errorOutput": CONDITIONAL_CHECK_FAILED},
         inspectionLevel="DEBUG",
     )

@@ -30,9 +30,12 @@ moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's
       global lock (moto took it, and searched its registry, at every look-up).
 
-execution_ends (waiting for executions)
+execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
       two looks at its child ends then (moto slept 0.5 s), and so does ``LocalCloud.wait``.
+  68. [L41] StopExecution and an execution's TimeoutSeconds end it at once: status, terminal event
+      and status-change event (moto: when the running state returned); the history takes nothing
+      after its first terminal event, so a running Task's late answer is dropped.
 
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
@@ -91,7 +94,8 @@ http_task (HTTP Tasks)
 
 events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
-     and through DISABLED rules too).
+     and through DISABLED rules too); one that cannot be started drops the event, PutEvents
+     succeeds.
   13. [L6] Standard executions send "Step Functions Execution Status Change" events.
   53. [L7] An event delivered without an input transformer carries its ``account``.
   54. [L7] PutEvents answers ``MalformedDetail`` for a Detail that is JSON but not an object.
@@ -100,7 +104,8 @@ lambda_runtime (functions created through the Lambda API)
   22. [L20] Python zips run in process as AWS's Python runtime runs them (moto needs Docker): the
       result, or errorMessage/errorType/requestId/stackTrace; bytes as they are; the function's
       environment; ``Sandbox.Timedout`` past its timeout. The answer names ``ExecutedVersion``, and
-      an unknown function's Cause its ``$LATEST`` qualifier. A deleted function's unpacked code
+      an unknown function's Cause its ``$LATEST`` qualifier; the context's ``invoked_function_arn``
+      is the ARN it was invoked by, qualifier included. A deleted function's unpacked code
       is removed, and all of it when the cloud closes.
 
 execution_logs (CloudWatch Logs)
