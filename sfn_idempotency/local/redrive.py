@@ -89,8 +89,11 @@ class RunRecord:
             self.succeeded[key] = copy.deepcopy(output)
 
     def started(self, key: FrameKey) -> None:
-        """A frame starts (again, in a loop): what this run recorded of it and below it is stale."""
+        """A frame starts (again, in a loop): what this run recorded of it and below it is stale.
+        (A frame that ran entered a state, so one with no entry of its own has none below it.)"""
         with self._lock:
+            if key not in self.resume and key not in self.succeeded:
+                return
             for records in (self.resume, self.succeeded):
                 for stale in [other for other in records if other[: len(key)] == key]:
                     del records[stale]

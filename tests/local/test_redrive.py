@@ -134,6 +134,15 @@ def test_a_repeated_request_with_the_same_client_token_redrives_once(
     assert handler.calls == 2
 
 
+def stopped_then_redriven(cloud: LocalCloud, arn: str, release: threading.Event) -> Any:
+    """Stop the execution (ABORTED at once), let its hung Task answer late, redrive it to its end."""
+    cloud.sfn.stop_execution(executionArn=arn)
+    assert cloud.sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"
+    release.set()
+    cloud.sfn.redrive_execution(executionArn=arn)
+    return cloud.wait(arn)
+
+
 def test_an_aborted_execution_resumes_at_the_state_it_was_stopped_in(local_cloud: LocalCloud):
     # Given a Task whose first call hangs until the test lets it go
     release = threading.Event()
@@ -152,11 +161,7 @@ def test_an_aborted_execution_resumes_at_the_state_it_was_stopped_in(local_cloud
     arn = local_cloud.start_execution(machine["stateMachineArn"], {"order": "o-3"})
     local_cloud.wait_until(lambda: calls == [0], what="the Task to start")
     # When it is stopped in that Task, and redriven
-    local_cloud.sfn.stop_execution(executionArn=arn)
-    release.set()
-    assert local_cloud.wait(arn).status == "ABORTED"
-    local_cloud.sfn.redrive_execution(executionArn=arn)
-    result = local_cloud.wait(arn)
+    result = stopped_then_redriven(local_cloud, arn, release)
     # Then the Task ran again and the execution succeeded
     assert result.status == "SUCCEEDED"
     assert result.output["work"] == {"done": True}
@@ -357,13 +362,9 @@ def test_a_redriven_parallel_runs_only_its_aborted_branch_from_its_aborted_state
     local_cloud.wait_until(
         lambda: local_cloud.states_so_far(execution).count("After") == 2, what="branches a and c to end"
     )
-    local_cloud.sfn.stop_execution(executionArn=execution)
-    release.set()
-    assert local_cloud.wait(execution).status == "ABORTED"
 
-    # When it is redriven
-    local_cloud.sfn.redrive_execution(executionArn=execution)
-    result = local_cloud.wait(execution)
+    # When it is stopped there, and redriven
+    result = stopped_then_redriven(local_cloud, execution, release)
 
     # Then only branch b ran again, from its Task (its Pass did not run again), and the Parallel's
     # result holds every branch's output in order

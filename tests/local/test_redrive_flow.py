@@ -20,6 +20,7 @@ from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.cloud import ExecutionResult
 from sfn_idempotency.records import owner_execution
+from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER, wrap_state
 from tests.local.conftest import GATE_TIMEOUT_SECONDS, Gate, TwoGates
 
@@ -257,3 +258,36 @@ def test_an_inline_step_in_a_map_redriven_after_another_completed_its_item_repla
     assert result.output[1] == retry.output
     assert result.output[0]["orderId"] == "m-1"
     assert json.loads(service.record_for(first)["data"]["S"]) == result.output[0]
+
+
+# -- started nested (.sync:2) -----------------------------------------------------------------------
+def test_a_nested_order_stopped_in_its_business_step_replays_when_child_or_parent_is_redriven(
+    local_cloud: LocalCloud, gate: Gate
+):
+    # Given the order pipeline running the idempotent workflow as its child, the child stopped in
+    # its business step (the parent catches that and fails), released, and the order placed by a retry
+    service = IdempotentService(local_cloud, business_handler=gate.handler)
+    release = service.deploy_claim_release()
+    pipeline = service.nest_in(ORDER_WORKFLOW_ASL, "order-pipeline")
+    parent = local_cloud.start_execution(pipeline, ORDER)
+    assert gate.entered.wait(GATE_TIMEOUT_SECONDS)
+    (child,) = local_cloud.executions(service.state_machine_arn)
+    local_cloud.sfn.stop_execution(executionArn=child)
+    assert local_cloud.wait(parent).status == "FAILED"
+    released(service, release)
+    retry = service.run(ORDER)
+    gate.open()
+    assert service.business_runs == 2
+
+    # When the child is redriven, and then the parent
+    child_again = redrive(service, child)
+    parent_again = redrive(service, parent)
+
+    # Then the child replayed the retry's result; the parent, which caught its child's stop, resumed
+    # at the Fail state it ended in and says why again; the business step never ran again
+    assert (child_again.status, child_again.output_json) == ("SUCCEEDED", retry.output_json)
+    assert (parent_again.status, parent_again.error) == ("FAILED", "ChildWorkflowStoppedError")
+    last_redrive = max(i for i, e in enumerate(parent_again.history) if e["type"] == "ExecutionRedriven")
+    redriven_states = [e for e in parent_again.history[last_redrive:] if e["type"].endswith("StateEntered")]
+    assert [e["stateEnteredEventDetails"]["name"] for e in redriven_states] == [parent_again.states[-1]]
+    assert service.business_runs == 2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +54,22 @@ def event_types(cloud: LocalCloud, arn: str) -> list[str]:
     return [str(e["type"]) for e in events]
 
 
-def test_a_stopped_execution_is_aborted_at_once_and_its_task_s_late_answer_is_dropped(
+@pytest.fixture
+def running(
     local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path
-):
+) -> tuple[str, Callable[[int], list[dict[str, Any]]]]:
+    """An execution whose one Task (the hanging function) runs; the reader of its status changes."""
     read = status_events(local_cloud)
     machine = deploy(local_cloud, tmp_path, {"Work": invoke_state({"End": True})}, "Work", Fn="hanging")
     arn = local_cloud.start_execution(machine, {})
     assert hanging.entered.wait(GATE_TIMEOUT_SECONDS)
+    return arn, read
+
+
+def test_a_stopped_execution_is_aborted_at_once_and_its_task_s_late_answer_is_dropped(
+    local_cloud: LocalCloud, hanging: Hanging, running: tuple[str, Callable[[int], list[dict[str, Any]]]]
+):
+    arn, read = running
 
     # When it is stopped while its Lambda still runs
     local_cloud.sfn.stop_execution(executionArn=arn, error="Operator", cause="stopped by hand")
@@ -148,12 +158,9 @@ def test_an_execution_paused_before_a_state_and_stopped_there_never_runs_it(
 
 
 def test_time_out_ends_a_running_execution_as_its_timeout_would(
-    local_cloud: LocalCloud, hanging: Hanging, tmp_path: Path
+    local_cloud: LocalCloud, hanging: Hanging, running: tuple[str, Callable[[int], list[dict[str, Any]]]]
 ):
-    read = status_events(local_cloud)
-    machine = deploy(local_cloud, tmp_path, {"Work": invoke_state({"End": True})}, "Work", Fn="hanging")
-    arn = local_cloud.start_execution(machine, {})
-    assert hanging.entered.wait(GATE_TIMEOUT_SECONDS)
+    arn, read = running
     # When the test times it out (no waiting for TimeoutSeconds)
     local_cloud.time_out(arn)
     # Then it is TIMED_OUT now, its history ends, its status change is sent, and it is redrivable

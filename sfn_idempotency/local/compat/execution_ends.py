@@ -12,11 +12,13 @@ condition, after moto has written the execution's status. Two waiters use it:
     event only when the state that was running returned, a Lambda's answer included). The history
     ends with the first terminal event: a running Task's late answer, and anything else its run
     still writes, is dropped. A redrive continues the history in a manager of its own
-    (``continued_history``), so an earlier run's late events cannot reach it.
+    (``continued_history``), so an earlier run's late events cannot reach it. An ended status is
+    written after the output, error and cause it goes with (moto wrote it first).
 """
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -183,27 +185,41 @@ def _timed_out_at_once(original: Callable[[Any], None]) -> Callable[[Any], None]
 
 def _reported_once(original: Callable[[Any], None]) -> Callable[[Any], None]:
     """A run's status is reported once, when it ends: a stopped run's own late report, or one made
-    after a redrive started the next run (which is still running), is not. What the status goes
-    with (output, error, cause) is written first, so no one who sees the status misses it (moto
-    wrote the status first)."""
+    after a redrive started the next run (which is still running), is not."""
 
     def terminated(self: Any) -> None:
-        from moto.stepfunctions.parser.asl.eval.program_state import ProgramEnded, ProgramError
-
         env = self.execution.exec_worker.env
         with _sealing:
             if env.is_running() or getattr(env, _REPORTED, False):
                 return
             setattr(env, _REPORTED, True)
-        ended = env.program_state()
-        if isinstance(ended, ProgramEnded):
-            self.execution.output = env.states.get_input()
-        elif isinstance(ended, ProgramError):
-            self.execution.error = ended.error.get("error")
-            self.execution.cause = ended.error.get("cause")
         original(self)
 
     return terminated
+
+
+# What an ended execution says, in the order a reader must see it: the status last.
+_STATUS_GOES_WITH = ("output", "error", "cause", "stop_date", "sync_execution_status")
+
+
+def _status_written_last(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    """The status is written after the output, error and cause it goes with (moto wrote it first,
+    then the output, which fix 3 then rewrote as JSON text): whoever sees an ended status (a
+    waiter, DescribeExecution) sees what it ended with."""
+
+    def reflect_execution_status(self: Any) -> None:
+        execution = self.execution
+        self.execution = shadow = copy.copy(execution)
+        try:
+            original(self)
+        finally:
+            self.execution = execution
+        for attribute in _STATUS_GOES_WITH:
+            if hasattr(shadow, attribute):
+                setattr(execution, attribute, getattr(shadow, attribute))
+        execution.exec_status = shadow.exec_status
+
+    return reflect_execution_status
 
 
 PATCHES: tuple[Patch, ...] = (
@@ -214,4 +230,11 @@ PATCHES: tuple[Patch, ...] = (
     Patch(68, _ENVIRONMENT, "set_timed_out", _timed_out_at_once),
     # After fix 56's announcement in the table: the outermost, so a report skipped announces nothing.
     Patch(68, f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication", "terminated", _reported_once),
+    # After fix 3's JSON text in the table: the outermost, so the text is written before the status.
+    Patch(
+        68,
+        f"{_EXECUTION_MODULE}:BaseExecutionWorkerCommunication",
+        "_reflect_execution_status",
+        _status_written_last,
+    ),
 )
