@@ -56,6 +56,14 @@ class Pause:
         self.entered = threading.Event()
         self.execution_arn: str | None = None  # the execution it holds, once it holds one
         self._released = threading.Event()
+        self._entries = 0  # the entries of its state it has seen (the plan's lock held)
+
+    def takes(self, state_name: str, state_machine_arn: str) -> bool:
+        """Whether this entry of ``state_name`` is one to hold (called under the plan's lock)."""
+        if state_name != self.state_name or self.state_machine_arn not in (None, state_machine_arn):
+            return False
+        self._entries += 1
+        return self._entries in self.calls if self.calls is not None else self._entries == 1
 
     def release(self) -> None:
         self._released.set()
@@ -81,7 +89,6 @@ class FaultPlan:
         self._function_calls: Counter[str] = Counter()
         self._released = threading.Event()
         self._pauses: list[Pause] = []
-        self._state_entries: Counter[tuple[str | None, str]] = Counter()
 
     def api_error(
         self,
@@ -135,9 +142,9 @@ class FaultPlan:
         calls: int | Iterable[int] | None = None,
     ) -> Pause:
         """Hold an execution as it enters ``state_name`` (of ``state_machine_arn``'s executions, or
-        any machine's; the ``calls``-th entries only, counted per machine and state, or the next
-        one), so that a test can stop it, time it out, or let it go there. The state has not begun:
-        it runs after ``release`` only if the execution still runs."""
+        any machine's; at the ``calls``-th such entries from now, or the next one), so that a test
+        can stop it, time it out, or let it go there. The state has not begun: it runs after
+        ``release`` only if the execution still runs."""
         pause = Pause(state_name, state_machine_arn, _call_numbers(calls))
         with self._lock:
             self._pauses.append(pause)
@@ -146,21 +153,12 @@ class FaultPlan:
     def before_state(self, state: Any, env: Any) -> bool:
         """The entry hook the engine calls before each state runs: holds it if a pause says so;
         whether the state then runs."""
+        if not self._pauses:  # the common case, without the lock
+            return True
         context = env.states.context_object.context_object_data
         machine = str(context["StateMachine"]["Id"])
         with self._lock:
-            self._state_entries[machine, state.name] += 1
-            number = self._state_entries[machine, state.name]
-            pause = next(
-                (
-                    p
-                    for p in self._pauses
-                    if p.state_name == state.name
-                    and p.state_machine_arn in (None, machine)
-                    and (number in p.calls if p.calls is not None else not p.entered.is_set())
-                ),
-                None,
-            )
+            pause = next((p for p in self._pauses if p.takes(state.name, machine)), None)
         if pause is None:
             return True
         pause.hold(str(context["Execution"]["Id"]))

@@ -427,3 +427,56 @@ def test_a_step_in_a_map_is_keyed_per_item(local_cloud, workflow_type):
     assert placed[1]["placedOrderId"] != placed[0]["placedOrderId"]
     assert workflow.business_runs == 2
     assert len(workflow.records()) == 2
+
+
+def function_resource_machine(language: str) -> dict[str, Any]:
+    """The user's machine with the function's ARN as the Task's Resource (its result is what the
+    function returns), selected by a ResultSelector (JSONPath) or an Output (JSONata)."""
+    machine = user_machine(language=language)
+    task = machine["States"]["PlaceOrder"]
+    task["Resource"] = "${PlaceOrderFunctionArn}"
+    if language == "JSONata":
+        del task["Arguments"]
+        task["Output"] = (
+            "{% {'confirmation': {'id': $states.result.placedOrderId, 'order': $states.result}} %}"
+        )
+    else:
+        task["Parameters"] = {"order.$": "$.order"}  # the payload, a template of the input
+        task["ResultSelector"] = {"confirmation": {"id.$": "$.placedOrderId", "order.$": "$"}}
+    return machine
+
+
+@pytest.mark.parametrize("language", FLAVOURS)
+def test_a_function_resource_with_its_selection_runs_as_the_plain_task_would(
+    local_cloud: LocalCloud, language: str
+):
+    # Given the same machine plain and with its Task wrapped (which calls the function through
+    # lambda:invoke, for the redrive fence)
+    seen: list[Any] = []
+
+    def handler(event: Any, context: Any) -> Any:
+        seen.append(event)
+        return place_order(event["order"] if language == "JSONPath" else event)
+
+    machine = function_resource_machine(language)
+    plain_arn = local_cloud.create_state_machine(
+        "plain",
+        json.dumps(machine),
+        {"PlaceOrderFunctionArn": local_cloud.add_function("plain-f", handler).arn},
+    )
+    wrapped = deploy(local_cloud, "STANDARD", handler, definition=machine, language=language)
+
+    # When one order runs through each
+    plain_result, wrapped_result = local_cloud.run(plain_arn, ORDER), wrapped.run(ORDER)
+
+    # Then the function saw the same payload and the machines' outputs have the same shape
+    assert plain_result.status == wrapped_result.status == "SUCCEEDED", (
+        plain_result.cause,
+        wrapped_result.cause,
+    )
+    assert seen[0] == seen[1]
+    placed, replayed = plain_result.output["placed"], wrapped_result.output["placed"]
+    assert set(placed) == set(replayed) == {"id", "order"}
+    assert replayed["id"] == replayed["order"]["placedOrderId"]
+    assert wrapped.run(ORDER).output == wrapped_result.output
+    assert wrapped.business_runs == 1

@@ -169,3 +169,18 @@ def test_time_out_ends_a_running_execution_as_its_timeout_would(
     assert event_types(local_cloud, arn)[-1] == "ExecutionTimedOut"
     assert [event["status"] for event in read(2)] == ["RUNNING", "TIMED_OUT"]
     hanging.release()
+
+
+def test_a_pause_holds_the_entry_it_names(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a pause for the second entry of a Pass state of one machine
+    machine = deploy(local_cloud, tmp_path, {"Done": {"Type": "Pass", "End": True}}, "Done")
+    pause = local_cloud.faults.pause_before("Done", state_machine_arn=machine, calls=2)
+    # When the machine runs twice, then the first goes through and the second is held there
+    assert local_cloud.run(machine, {}).status == "SUCCEEDED"
+    second = local_cloud.start_execution(machine, {})
+    assert pause.entered.wait(GATE_TIMEOUT_SECONDS)
+    assert pause.execution_arn == second
+    assert local_cloud.sfn.describe_execution(executionArn=second)["status"] == "RUNNING"
+    # And let go, it runs the state
+    pause.release()
+    assert local_cloud.wait(second).status == "SUCCEEDED"
