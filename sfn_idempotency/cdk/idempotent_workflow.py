@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from sfn_idempotency.lambdas.compute_key.settings import (
     settings_environment,
 )
 from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.redrive_fence import fence_arn
+from sfn_idempotency.redrive_fence import RedriveFenceWarning, fence_arn
 from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
@@ -80,7 +81,7 @@ class IdempotentWorkflow(Construct):
             release_abandoned_claims = not express
         if express:
             self._refuse_what_express_cannot_run(business_step, release_abandoned_claims)
-        definition = self._definition(business_step)
+        definition = self._definition(business_step, express=express)
         self.settings = self._validated_settings(
             settings_environment(
                 key_prefix=key_prefix,
@@ -123,12 +124,16 @@ class IdempotentWorkflow(Construct):
                 "workflow's abandoned claims end with their lease"
             )
 
-    def _definition(self, business_step: Mapping[str, Any] | None) -> Path | str:
-        """The ASL file itself, or its text with ``business_step`` in place of the Lambda."""
+    def _definition(self, business_step: Mapping[str, Any] | None, *, express: bool) -> Path | str:
+        """The ASL file itself, or its text with ``business_step`` in place of the Lambda (an
+        Express workflow cannot be redriven: a step the redrive fence cannot guard is safe there)."""
         if business_step is None:
             return IDEMPOTENCY_ASL
         try:
-            return with_business_step(IDEMPOTENCY_ASL.read_text(encoding="utf-8"), business_step)
+            with warnings.catch_warnings():
+                if express:
+                    warnings.simplefilter("ignore", RedriveFenceWarning)
+                return with_business_step(IDEMPOTENCY_ASL.read_text(encoding="utf-8"), business_step)
         except DefinitionError as error:
             raise ConfigurationError(f"{self.node.path}: {error}") from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import aws_cdk as cdk
@@ -12,6 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
 from sfn_idempotency.cdk.lambda_code import RUNTIME
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.redrive_fence import RedriveFenceWarning
 
 
 def build(**props: Any) -> IdempotentWorkflow:
@@ -134,3 +136,22 @@ def test_an_express_workflow_releases_claims_by_lease_alone():
     workflow = build(workflow_type=sfn.StateMachineType.EXPRESS)
     assert workflow.claim_release is None
     assert build().claim_release is not None
+
+
+SQS_STEP = {
+    "Resource": "arn:aws:states:::sqs:sendMessage",
+    "Parameters": {
+        "QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+        "MessageBody.$": "$.event",
+    },
+}
+
+
+def test_a_business_step_the_redrive_fence_cannot_guard_warns_in_a_standard_workflow_only():
+    # A Standard execution stopped in an SQS send and then redriven sends again: say so
+    with pytest.warns(RedriveFenceWarning, match="sqs:sendMessage"):
+        build(business_function=None, business_step=SQS_STEP)
+    # An Express one cannot be redriven: nothing to warn about
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RedriveFenceWarning)
+        build(business_function=None, business_step=SQS_STEP, workflow_type=sfn.StateMachineType.EXPRESS)
