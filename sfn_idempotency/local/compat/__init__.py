@@ -35,7 +35,8 @@ execution_ends (an execution's end)
       two looks at its child ends then (moto slept 0.5 s), and so does ``LocalCloud.wait``.
   68. [L41] StopExecution and an execution's TimeoutSeconds end it at once: status, terminal event
       and status-change event (moto: when the running state returned); the history takes nothing
-      after its first terminal event, so a running Task's late answer is dropped.
+      after its first terminal event, so a running Task's late answer is dropped; an ended status
+      is written after the output, error and cause it goes with.
 
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
