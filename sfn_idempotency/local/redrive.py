@@ -15,6 +15,8 @@ RedriveExecution API reference, and "Redriving Map Runs"):
   at *its* state that did not succeed, with that state's input and variables, at any depth. (The
   docs do not say where within a branch; this is the reading that is worse for idempotency, since
   it skips whatever the branch did before that state: docs/aws-fidelity.md, L39.)
+- a redriven Distributed Map runs only its unsuccessful children, each redriven where it stopped
+  (in a new map run: AWS redrives the same one, a known difference);
 - it is refused for an Express execution (``InvalidArn``), one that did not end unsuccessfully
   or whose redrivable period (14 days from its end) is over (``ExecutionNotRedrivable``, worded
   as DescribeExecution's ``redriveStatusReason``);
@@ -291,6 +293,35 @@ def _resumed_input(original: Callable[[Any, Any], None]) -> Callable[[Any, Any],
     return eval_input
 
 
+# -- Distributed Map children ------------------------------------------------------------------------
+def _child_keyed(original: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any, Any], None]:
+    """A Distributed Map's child: a redriven map run runs only its unsuccessful children ("Redriving
+    Map Runs"): one that succeeded keeps its result (and counts as succeeded in the new map run's
+    counts); one that did not (a Standard child: moto's parser takes no Express ones) is redriven
+    where it stopped."""
+
+    def eval_job(self: Any, env: Any, job: Any) -> None:
+        if _frame(env) is None:
+            original(self, env, job)
+            return
+        frame, point, kept = _keyed(env, self._work_name, job.job_index)
+        if kept is not _NOTHING:
+            for counter in (self._map_run_record.item_counter, self._map_run_record.execution_counter):
+                for kind in (counter.total, counter.succeeded, counter.results_written):
+                    kind.count()
+            job.job_output = copy.deepcopy(kept)
+            frame.record.ended_well(frame.key, kept)
+            return
+        if point is not None:
+            job.job_program = _resume_at(job.job_program, env, point)
+            setattr(env, _POINT, point)
+        original(self, env, job)
+        if job.job_output is not None and not isinstance(job.job_output, Exception):
+            frame.record.ended_well(frame.key, job.job_output)
+
+    return eval_job
+
+
 # -- the operation ------------------------------------------------------------------------------------
 def _redrive_execution(self: Any) -> Any:
     """The RedriveExecution operation: ``redriveDate``, or AWS's refusal."""
@@ -368,6 +399,12 @@ PATCHES: tuple[Patch, ...] = (
         f"{_MAP_ITERATION}.itemprocessor.inline_item_processor_worker:InlineItemProcessorWorker",
         "_eval_input",
         _resumed_input,
+    ),
+    Patch(
+        CAPABILITY,
+        f"{_MAP_ITERATION}.itemprocessor.distributed_item_processor_worker:DistributedItemProcessorWorker",
+        "_eval_job",
+        _child_keyed,
     ),
     Patch(
         CAPABILITY,

@@ -464,3 +464,57 @@ def test_a_branch_resumes_with_its_input_and_its_own_variables(local_cloud: Loca
     result = local_cloud.wait(execution)
     assert result.output == [{"done": "x", "seen": "remembered"}]
     assert function.calls == ["x", "x"]
+
+
+def test_a_redriven_distributed_map_runs_only_its_unsuccessful_children(local_cloud: LocalCloud):
+    # Given a Distributed Map over three items, one child at a time, whose second child failed in
+    # its Task (the others succeeded; the map run failed, tolerating no failure)
+    function = Counted(fail_first={"i1"})
+    arn = local_cloud.add_function("counted", function).arn
+    before: list[str] = []
+    before_arn = local_cloud.add_function(
+        "before", lambda event, context: before.append(event["item"]) or event
+    ).arn
+    processor = two_step_branch(arn, "unused")
+    processor["States"]["Before"] = {"Type": "Task", "Resource": before_arn, "Next": "Work"}
+    definition = {
+        "StartAt": "Each",
+        "States": {
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "ItemSelector": {"item.$": "$$.Map.Item.Value"},
+                "MaxConcurrency": 1,
+                "ItemProcessor": {
+                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                    **processor,
+                },
+                "End": True,
+            }
+        },
+    }
+    machine = local_cloud.sfn.create_state_machine(
+        name="each-child", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    execution = local_cloud.start_execution(machine, {"items": ["i0", "i1", "i2"]})
+    assert local_cloud.wait(execution).status == "FAILED"
+    assert function.calls == ["i0", "i1", "i2"]
+
+    # When the parent is redriven
+    local_cloud.sfn.redrive_execution(executionArn=execution)
+    result = local_cloud.wait(execution)
+
+    # Then the children that succeeded kept their results, and the failed one (a Standard child) was
+    # redriven from its Task
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert function.calls == ["i0", "i1", "i2", "i1"]
+    assert result.output == [{"done": item} for item in ("i0", "i1", "i2")]
+    assert before == ["i0", "i1", "i2"]
+    # And the new map run counts every item as succeeded
+    (map_run,) = [
+        run
+        for run in local_cloud.sfn.list_map_runs(executionArn=execution)["mapRuns"]
+        if local_cloud.sfn.describe_map_run(mapRunArn=run["mapRunArn"])["status"] == "SUCCEEDED"
+    ]
+    counts = local_cloud.sfn.describe_map_run(mapRunArn=map_run["mapRunArn"])["itemCounts"]
+    assert (counts["succeeded"], counts["total"]) == (3, 3)
