@@ -472,9 +472,12 @@ def test_a_redriven_distributed_map_runs_only_its_unsuccessful_children(local_cl
     function = Counted(fail_first={"i1"})
     arn = local_cloud.add_function("counted", function).arn
     before: list[str] = []
-    before_arn = local_cloud.add_function(
-        "before", lambda event, context: before.append(event["item"]) or event
-    ).arn
+
+    def first(event: Any, context: Any) -> Any:
+        before.append(event["item"])
+        return event
+
+    before_arn = local_cloud.add_function("before", first).arn
     processor = two_step_branch(arn, "unused")
     processor["States"]["Before"] = {"Type": "Task", "Resource": before_arn, "Next": "Work"}
     definition = {
