@@ -257,27 +257,37 @@ def _branch_result_recorded(original: Callable[[Any], None]) -> Callable[[Any], 
 _POINT = "_sfn_local_redrive_point"  # on an iteration's Environment: where it resumes
 
 
-def _iteration_keyed(original: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any, Any], None]:
-    """An inline Map iteration: keyed by the Map and the item's index; the plan keeps its result or
-    resumes it; a result is recorded when it succeeds."""
+def _jobs_keyed(
+    count_kept: Callable[[Any], None] | None = None, *, failed_leaves_none: bool = False
+) -> Callable[[Any], Any]:
+    """A Map's job (an inline iteration, a Distributed Map's child): keyed by the Map and the item's
+    index; the plan keeps its result (``count_kept`` counts it) or resumes it where it stopped; a
+    result is recorded when it succeeds (a job that failed leaves an exception, or with
+    ``failed_leaves_none`` None, as a Distributed Map's child does)."""
 
-    def eval_job(self: Any, env: Any, job: Any) -> None:
-        if _frame(env) is None:
+    def build(original: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any, Any], None]:
+        def eval_job(self: Any, env: Any, job: Any) -> None:
+            if _frame(env) is None:
+                original(self, env, job)
+                return
+            frame, point, kept = _keyed(env, self._work_name, job.job_index)
+            if kept is not _NOTHING:
+                if count_kept is not None:
+                    count_kept(self)
+                job.job_output = copy.deepcopy(kept)
+                frame.record.ended_well(frame.key, kept)
+                return
+            if point is not None:
+                job.job_program = _resume_at(job.job_program, env, point)
+                setattr(env, _POINT, point)
             original(self, env, job)
-            return
-        frame, point, kept = _keyed(env, self._work_name, job.job_index)
-        if kept is not _NOTHING:
-            job.job_output = copy.deepcopy(kept)
-            frame.record.ended_well(frame.key, kept)
-            return
-        if point is not None:
-            job.job_program = _resume_at(job.job_program, env, point)
-            setattr(env, _POINT, point)
-        original(self, env, job)
-        if not isinstance(job.job_output, Exception):
-            frame.record.ended_well(frame.key, job.job_output)
+            failed = isinstance(job.job_output, Exception) or (failed_leaves_none and job.job_output is None)
+            if not failed:
+                frame.record.ended_well(frame.key, job.job_output)
 
-    return eval_job
+        return eval_job
+
+    return build
 
 
 def _resumed_input(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
@@ -294,32 +304,14 @@ def _resumed_input(original: Callable[[Any, Any], None]) -> Callable[[Any, Any],
 
 
 # -- Distributed Map children ------------------------------------------------------------------------
-def _child_keyed(original: Callable[[Any, Any, Any], None]) -> Callable[[Any, Any, Any], None]:
-    """A Distributed Map's child: a redriven map run runs only its unsuccessful children ("Redriving
-    Map Runs"): one that succeeded keeps its result (and counts as succeeded in the new map run's
-    counts); one that did not (a Standard child: moto's parser takes no Express ones) is redriven
-    where it stopped."""
-
-    def eval_job(self: Any, env: Any, job: Any) -> None:
-        if _frame(env) is None:
-            original(self, env, job)
-            return
-        frame, point, kept = _keyed(env, self._work_name, job.job_index)
-        if kept is not _NOTHING:
-            for counter in (self._map_run_record.item_counter, self._map_run_record.execution_counter):
-                for kind in (counter.total, counter.succeeded, counter.results_written):
-                    kind.count()
-            job.job_output = copy.deepcopy(kept)
-            frame.record.ended_well(frame.key, kept)
-            return
-        if point is not None:
-            job.job_program = _resume_at(job.job_program, env, point)
-            setattr(env, _POINT, point)
-        original(self, env, job)
-        if job.job_output is not None and not isinstance(job.job_output, Exception):
-            frame.record.ended_well(frame.key, job.job_output)
-
-    return eval_job
+def _counted_as_succeeded(worker: Any) -> None:
+    """A Distributed Map child whose result a redriven map run keeps counts as succeeded in it. (A
+    redriven map run runs only its unsuccessful children, "Redriving Map Runs"; moto's parser takes
+    Standard children only, and those are redriven where they stopped.)"""
+    record = worker._map_run_record
+    for counter in (record.item_counter, record.execution_counter):
+        for kind in (counter.total, counter.succeeded, counter.results_written):
+            kind.count()
 
 
 # -- the operation ------------------------------------------------------------------------------------
@@ -393,7 +385,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(CAPABILITY, f"{_PARALLEL}.branch_worker:BranchWorker", "__init__", _branch_keyed),
     Patch(CAPABILITY, f"{_PARALLEL}.branch_worker:BranchWorker", "start", _branch_runs_or_keeps),
     Patch(CAPABILITY, f"{_PARALLEL}.branch_worker:BranchWorker", "_thread_routine", _branch_result_recorded),
-    Patch(CAPABILITY, f"{_MAP_ITERATION}.iteration_worker:IterationWorker", "_eval_job", _iteration_keyed),
+    Patch(CAPABILITY, f"{_MAP_ITERATION}.iteration_worker:IterationWorker", "_eval_job", _jobs_keyed()),
     Patch(
         CAPABILITY,
         f"{_MAP_ITERATION}.itemprocessor.inline_item_processor_worker:InlineItemProcessorWorker",
@@ -404,7 +396,7 @@ PATCHES: tuple[Patch, ...] = (
         CAPABILITY,
         f"{_MAP_ITERATION}.itemprocessor.distributed_item_processor_worker:DistributedItemProcessorWorker",
         "_eval_job",
-        _child_keyed,
+        _jobs_keyed(count_kept=_counted_as_succeeded, failed_leaves_none=True),
     ),
     Patch(
         CAPABILITY,

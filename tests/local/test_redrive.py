@@ -333,6 +333,25 @@ def two_step_branch(function_arn: str, item: str) -> dict[str, Any]:
     }
 
 
+def one_item_at_a_time(
+    cloud: LocalCloud, name: str, processor: dict[str, Any], config: dict[str, str], **fields: Any
+) -> str:
+    """A machine whose one Map runs ``processor`` over ``$.items``, one item at a time, each item
+    as ``{"item": <value>}``; returns its ARN."""
+    each = {
+        "Type": "Map",
+        "ItemsPath": "$.items",
+        "ItemSelector": {"item.$": "$$.Map.Item.Value"},
+        "MaxConcurrency": 1,
+        **fields,
+        "ItemProcessor": {"ProcessorConfig": config, **processor},
+        "End": True,
+    }
+    definition = {"StartAt": "Each", "States": {"Each": each}}
+    machine = cloud.sfn.create_state_machine(name=name, definition=json.dumps(definition), roleArn=ROLE)
+    return str(machine["stateMachineArn"])
+
+
 def test_a_redriven_parallel_runs_only_its_aborted_branch_from_its_aborted_state(local_cloud: LocalCloud):
     # Given a Parallel of three branches, stopped while branch b's Task ran and a and c had ended
     release = threading.Event()
@@ -390,23 +409,9 @@ def test_a_redriven_inline_map_runs_only_its_failed_iterations_from_their_failed
         "Parameters": {"item.$": "$.item", "before": True},
         "Next": "Work",
     }
-    definition = {
-        "StartAt": "Each",
-        "States": {
-            "Each": {
-                "Type": "Map",
-                "ItemsPath": "$.items",
-                "ItemSelector": {"item.$": "$$.Map.Item.Value"},
-                "MaxConcurrency": 1,
-                "ToleratedFailurePercentage": 0,
-                "ItemProcessor": {"ProcessorConfig": {"Mode": "INLINE"}, **processor},
-                "End": True,
-            }
-        },
-    }
-    machine = local_cloud.sfn.create_state_machine(
-        name="each", definition=json.dumps(definition), roleArn=ROLE
-    )["stateMachineArn"]
+    machine = one_item_at_a_time(
+        local_cloud, "each", processor, {"Mode": "INLINE"}, ToleratedFailurePercentage=0
+    )
     execution = local_cloud.start_execution(machine, {"items": ["i0", "i1", "i2", "i3"]})
     failed = local_cloud.wait(execution)
     assert failed.status == "FAILED"
@@ -480,25 +485,9 @@ def test_a_redriven_distributed_map_runs_only_its_unsuccessful_children(local_cl
     before_arn = local_cloud.add_function("before", first).arn
     processor = two_step_branch(arn, "unused")
     processor["States"]["Before"] = {"Type": "Task", "Resource": before_arn, "Next": "Work"}
-    definition = {
-        "StartAt": "Each",
-        "States": {
-            "Each": {
-                "Type": "Map",
-                "ItemsPath": "$.items",
-                "ItemSelector": {"item.$": "$$.Map.Item.Value"},
-                "MaxConcurrency": 1,
-                "ItemProcessor": {
-                    "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
-                    **processor,
-                },
-                "End": True,
-            }
-        },
-    }
-    machine = local_cloud.sfn.create_state_machine(
-        name="each-child", definition=json.dumps(definition), roleArn=ROLE
-    )["stateMachineArn"]
+    machine = one_item_at_a_time(
+        local_cloud, "each-child", processor, {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"}
+    )
     execution = local_cloud.start_execution(machine, {"items": ["i0", "i1", "i2"]})
     assert local_cloud.wait(execution).status == "FAILED"
     assert function.calls == ["i0", "i1", "i2"]
