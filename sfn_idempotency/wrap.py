@@ -43,6 +43,15 @@ from sfn_idempotency.lambdas.compute_key.settings import (
     settings_environment,
 )
 from sfn_idempotency.redrive_fence import fence_jsonata
+from sfn_idempotency.replays import (
+    MARKER_FIELDS,
+    REPLAY_STATES,
+    RESULT_FIELD,
+    ReplayOptionError,
+    ReplayOptions,
+    checked_options,
+    with_replay_options,
+)
 from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 
 # The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
@@ -91,9 +100,12 @@ JSONATA_FLOW_VARIABLES = (
     "sfnIdempotencyRecord",
     "sfnIdempotencyError",
     "sfnIdempotencyClaimAttempts",
+    "sfnIdempotencyWaits",
     CLAIM_RUN_VARIABLE,
 )
 _MISSING = object()
+INNER_MARKER = "marker"  # the marker's field in the flow's envelope, inside the step's branch
+_REFERENCE_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 class WrapError(DefinitionError):
@@ -107,6 +119,10 @@ class StepSettings:
     settings: IdempotencySettings
     result_variable: str
     query_language: str = JSONPATH
+    # The flow's own replay options (its marker, if any, under INNER_MARKER), and where the step
+    # places the marker: a reference path (JSONPath) or a field of the Task's Output (JSONata).
+    replay: ReplayOptions = ReplayOptions()
+    marker_place: str | None = None
 
 
 def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
@@ -158,6 +174,9 @@ def step_settings(
     hash_function: str = "md5",
     raise_on_no_key: bool = False,
     timeout_seconds: int | None = None,
+    wait_for_in_progress: bool = False,
+    replay_marker: str | None = None,
+    replay_hook: Any = None,
     result_variable: str | None = None,
     query_language: str = JSONPATH,
 ) -> StepSettings:
@@ -177,6 +196,14 @@ def step_settings(
         )
     timeout = timeout_seconds or task_timeout or DEFAULT_TIMEOUT_SECONDS
     try:
+        if replay_marker is not None:
+            _check_marker_place(task, state_name, replay_marker, query_language)
+        replay = checked_options(
+            INNER_MARKER if replay_marker is not None else None, replay_hook, query_language
+        )
+    except ReplayOptionError as error:
+        raise WrapError(f"state {state_name!r}: {error}") from None
+    try:
         settings = load_settings(
             settings_environment(
                 key_prefix=key_prefix,
@@ -186,10 +213,11 @@ def step_settings(
                 expires_after_seconds=expires_after_seconds,
                 hash_function=hash_function,
                 timeout_seconds=timeout,
+                wait_for_in_progress=wait_for_in_progress,
             )
         )
         # The lease covers the business call's own Retry, as the wrapped flow runs it.
-        settings = with_lease(settings, json.dumps(_flow(task, settings, query_language)))
+        settings = with_lease(settings, json.dumps(_flow(task, settings, query_language, replay)))
     except ConfigurationError as error:
         raise WrapError(f"state {state_name!r}: {error}") from None
     if query_language == JSONATA and result_variable is not None:
@@ -200,7 +228,48 @@ def step_settings(
             f"result variable {variable!r} is not a workflow variable name (an identifier of at most "
             f"{MAX_VARIABLE_NAME_LENGTH} characters)"
         )
-    return StepSettings(settings=settings, result_variable=variable, query_language=query_language)
+    return StepSettings(
+        settings=settings,
+        result_variable=variable,
+        query_language=query_language,
+        replay=replay,
+        marker_place=replay_marker,
+    )
+
+
+def _check_marker_place(task: dict[str, Any], state_name: str, place: str, query_language: str) -> None:
+    """The marker must have a place of its own in the step's output, whatever the result is."""
+    if query_language == JSONATA:
+        output = task.get("Output")
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", place):
+            raise ReplayOptionError(f"a JSONata step's replay marker is a field name, got {place!r}")
+        if not isinstance(output, dict):
+            raise ReplayOptionError(
+                "the replay marker goes beside the fields of the Task's Output: give the Task an "
+                "Output that is a JSON object (its result in one field), so that the marker cannot "
+                "collide with it"
+            )
+        if place in output:
+            raise ReplayOptionError(f"the Task's Output already has a field {place!r}: name the marker another")
+        return
+    if not _REFERENCE_PATH.fullmatch(place):
+        raise ReplayOptionError(f"a JSONPath step's replay marker is a reference path like '$.replay', got {place!r}")
+    result_path = task.get("ResultPath", "$")
+    if result_path == "$":
+        raise ReplayOptionError(
+            "the Task's result replaces its whole input (no ResultPath): give it a ResultPath, so "
+            "that the replay marker has a place beside the result"
+        )
+    if task.get("OutputPath", "$") != "$":
+        raise ReplayOptionError("the replay marker needs the Task's whole output: drop its OutputPath")
+    if result_path is not None and (
+        _within(place, str(result_path)) or _within(str(result_path), place)
+    ):
+        raise ReplayOptionError(f"the replay marker {place!r} overlaps the Task's ResultPath {result_path!r}")
+
+
+def _within(path: str, other: str) -> bool:
+    return path == other or path.startswith(other + ".")
 
 
 # IdempotencySettings fields that wrap_state takes as its keyword arguments, under the same names.
@@ -212,6 +281,7 @@ STEP_FIELDS = (
     "hash_function",
     "raise_on_no_key",
     "timeout_seconds",
+    "wait_for_in_progress",
 )
 
 
@@ -237,7 +307,7 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
     """The two states that replace the Task ``state_name`` (see the module's docstring), for the
     ``step`` that step_settings validated."""
     outer_retry, _ = _split_retry(task.get("Retry", []))
-    flow = _flow(task, step.settings, step.query_language)
+    flow = _flow(task, step.settings, step.query_language, step.replay)
     names = {name: f"{state_name}{SEPARATOR}{name}" for name in flow["States"]}
     too_long = sorted(name for name in names.values() if len(name) > MAX_STATE_NAME_LENGTH)
     if too_long or len(f"{state_name}{SEPARATOR}{RESULT_STATE}") > MAX_STATE_NAME_LENGTH:
@@ -258,6 +328,12 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
         "Assign": {f"{step.result_variable}.$": "$[0]"},
         "ResultPath": None,
     }
+    if step.marker_place is not None:
+        # The branch's output is the flow's envelope: the result travels on, the marker is placed
+        # here (Assign reads the raw result, before the ResultSelector).
+        parallel["Assign"] = {f"{step.result_variable}.$": f"$[0].{RESULT_FIELD}"}
+        parallel["ResultSelector"] = {f"{field}.$": f"$[0].{INNER_MARKER}.{field}" for field in MARKER_FIELDS}
+        parallel["ResultPath"] = step.marker_place
     parallel.update(_step_error_handling(task, outer_retry))
     parallel["Next"] = result_name
     result: dict[str, Any] = {
@@ -302,14 +378,23 @@ def _jsonata_step(
             state["QueryLanguage"] = JSONATA
     parallel["Branches"] = [branch]
     parallel["Output"] = "{% $states.result[0] %}"
+    if step.marker_place is not None:  # beside the fields of the Task's Output (checked: an object)
+        parallel["Output"] = (
+            f"{{% $merge([$states.result[0].{RESULT_FIELD}, "
+            f"{{'{step.marker_place}': $states.result[0].{INNER_MARKER}}}]) %}}"
+        )
     parallel.update(_step_error_handling(task, outer_retry))
     parallel.update(_continuation(task))
     return parallel
 
 
-def _flow(task: dict[str, Any], settings: IdempotencySettings, query_language: str) -> dict[str, Any]:
-    """The idempotency flow with ``task`` as its business step and ``settings`` in its ComputeKey."""
+def _flow(
+    task: dict[str, Any], settings: IdempotencySettings, query_language: str, replay: ReplayOptions
+) -> dict[str, Any]:
+    """The idempotency flow with ``task`` as its business step, ``settings`` in its ComputeKey and
+    ``replay``'s marker and hook."""
     flow = _jsonata_flow(task, settings) if query_language == JSONATA else _jsonpath_flow(task, settings)
+    flow = with_replay_options(flow, replay, query_language)
     for state in flow["States"].values():
         arguments = state.get("Arguments", state.get("Parameters"))
         if isinstance(arguments, dict) and "TableName" in arguments:
@@ -544,7 +629,8 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
                 "definition: give each step its own"
             )
     taken = _all_state_names(document) - {state_name}
-    planned = {f"{state_name}{SEPARATOR}{name}" for name in _flow_state_names(step.query_language)}
+    names = [*_flow_state_names(step.query_language), *REPLAY_STATES]
+    planned = {f"{state_name}{SEPARATOR}{name}" for name in names}
     if step.query_language == JSONPATH:
         planned.add(f"{state_name}{SEPARATOR}{RESULT_STATE}")
     clashes = sorted(planned & taken)

@@ -14,6 +14,8 @@ from .keys import idempotency_key, validation_hash
 from .settings import IdempotencySettings
 
 MILLISECONDS_PER_SECOND = 1000
+FIRST_WAIT_SECONDS = 1  # a duplicate's waits for the first run: 1, 2, 4... s, each at most
+LONGEST_WAIT_SECONDS = 30  # this long, all of them together within the lease
 
 
 class KeyComputation(BaseModel):
@@ -32,6 +34,9 @@ class KeyComputation(BaseModel):
     completed_expiration: int  # epoch s: expiry written on completion (see completed_expiration())
     timeout_seconds: int  # the business step's TimeoutSeconds
     max_claim_attempts: int
+    # The waits of a duplicate that finds the key in progress (empty: it fails at once).
+    wait_schedule: list[int]
+    max_waits: int
     # Unique to this computation, so to one claim attempt: the owner is "<execution id>#<token>",
     # which fences two claims of one execution (Map items, a retried step) from each other too.
     claim_token: str
@@ -61,6 +66,7 @@ def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyCompu
         validation = validation_hash(
             event, expression=settings.payload_validation_jmespath, hash_function=settings.hash_function
         )
+    waits = wait_schedule(settings)
     return KeyComputation(
         disabled=settings.disabled,
         has_key=key is not None,
@@ -73,6 +79,8 @@ def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyCompu
         completed_expiration=completed_expiration(now, settings),
         timeout_seconds=settings.timeout_seconds,
         max_claim_attempts=settings.max_claim_attempts,
+        wait_schedule=waits,
+        max_waits=len(waits),
         claim_token=uuid.uuid4().hex,
     )
 
@@ -85,3 +93,16 @@ def completed_expiration(now: int, settings: IdempotencySettings) -> int:
     produced, without a second clock read (another Lambda call) at completion.
     """
     return now + settings.lease + settings.expires_after_seconds
+
+
+def wait_schedule(settings: IdempotencySettings) -> list[int]:
+    """A waiting duplicate's backoff: 1, 2, 4... seconds (each at most LONGEST_WAIT_SECONDS), as
+    many as fit in the lease together, so a wait never outlasts the claim it waits for."""
+    if not settings.wait_for_in_progress:
+        return []
+    schedule: list[int] = []
+    wait = FIRST_WAIT_SECONDS
+    while sum(schedule) + wait <= settings.lease:
+        schedule.append(wait)
+        wait = min(wait * 2, LONGEST_WAIT_SECONDS)
+    return schedule

@@ -49,6 +49,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         "event": execution_input,
         "idempotency": computation.model_dump(by_alias=True),
         "claim": {"attempts": 1},
+        "wait": {"attempts": 0},
     }
 
 

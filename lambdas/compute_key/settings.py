@@ -87,6 +87,10 @@ class IdempotencySettings(BaseModel):
         default=None, alias="IDEMPOTENCY_LEASE_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS
     )
     max_claim_attempts: int = Field(default=3, alias="IDEMPOTENCY_MAX_CLAIM_ATTEMPTS", ge=1, le=10)
+    # Opt-in: a duplicate that finds the key in progress waits for the first run (with backoff, within
+    # the lease) and replays its result, as AWS's "Idempotent Workflows" sample does; by default it
+    # fails at once with IdempotencyAlreadyInProgressError, as Powertools does.
+    wait_for_in_progress: bool = Field(default=False, alias="IDEMPOTENCY_WAIT_FOR_IN_PROGRESS")
     disabled: bool = Field(default=False, alias="POWERTOOLS_IDEMPOTENCY_DISABLED")  # DISABLED_VARIABLE
 
     @field_validator("key_prefix")

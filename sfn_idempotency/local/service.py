@@ -22,6 +22,7 @@ from sfn_idempotency.local.cloud import (
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
+from sfn_idempotency.replays import replay_options_applied
 from sfn_idempotency.resources import (
     EXECUTION_ENDED_PATTERN,
     IDEMPOTENCY_FLOWS,
@@ -90,6 +91,8 @@ class IdempotentService:
         asl_path: Path | None = None,
         inline: bool = False,
         query_language: str = "JSONPath",
+        replay_marker: str | None = None,
+        replay_hook: Any = None,
     ) -> None:
         """The business Lambda is ``business_handler``: ``"package.module.function"`` under
         ``business_code_dir`` (default: the example ``place_order``) or a Python callable.
@@ -104,7 +107,8 @@ class IdempotentService:
         ``table_name``: the records' table, one that exists in ``cloud`` (``cloud.create_table``, or
         another service's ``table_name``: services sharing a table replay each other's records);
         by default the service creates ``<name>-table``. A table that does not exist is refused
-        here, rather than failing every execution with IdempotencyPersistenceError."""
+        here, rather than failing every execution with IdempotencyPersistenceError.
+        ``replay_marker``, ``replay_hook``: the standalone flow's, see sfn_idempotency.replays."""
         self.cloud = cloud
         self.inline = inline
         self.query_language = query_language
@@ -115,6 +119,8 @@ class IdempotentService:
             raise EngineError(
                 "business_step replaces the business Lambda of the standalone JSONPath flow only"
             )
+        if inline and (replay_marker is not None or replay_hook is not None):
+            raise EngineError("an inline step takes its replay options in wrap_state")
         if inline:
             machine = inline_machine(settings.timeout_seconds, query_language)
             definition = wrap_state(machine, INLINE_STEP, **step_fields(settings))
@@ -126,6 +132,7 @@ class IdempotentService:
             definition = (asl_path or IDEMPOTENCY_FLOWS[query_language]).read_text(encoding="utf-8")
             if business_step is not None:
                 definition = with_business_step(definition, business_step)
+            definition = replay_options_applied(definition, replay_marker, replay_hook, query_language)
             # The lease covers every retry the definition allows, as the construct computes it.
             self.settings = with_lease(settings, definition)
         self.name = name
