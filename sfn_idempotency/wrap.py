@@ -175,6 +175,7 @@ def step_settings(
     raise_on_no_key: bool = False,
     timeout_seconds: int | None = None,
     wait_for_in_progress: bool = False,
+    max_wait_seconds: int | None = None,
     replay_marker: str | None = None,
     replay_hook: Any = None,
     result_variable: str | None = None,
@@ -214,6 +215,7 @@ def step_settings(
                 hash_function=hash_function,
                 timeout_seconds=timeout,
                 wait_for_in_progress=wait_for_in_progress,
+                **({"max_wait_seconds": max_wait_seconds} if max_wait_seconds else {}),
             )
         )
         # The lease covers the business call's own Retry, as the wrapped flow runs it.
@@ -282,6 +284,7 @@ STEP_FIELDS = (
     "raise_on_no_key",
     "timeout_seconds",
     "wait_for_in_progress",
+    "max_wait_seconds",
 )
 
 

@@ -97,12 +97,15 @@ def completed_expiration(now: int, settings: IdempotencySettings) -> int:
 
 def wait_schedule(settings: IdempotencySettings) -> list[int]:
     """A waiting duplicate's backoff: 1, 2, 4... seconds (each at most LONGEST_WAIT_SECONDS), as
-    many as fit in the lease together, so a wait never outlasts the claim it waits for."""
+    many as fit together in the lease (or the shorter IDEMPOTENCY_MAX_WAIT_SECONDS), so a wait never
+    outlasts the claim it waits for. (Its clock values are its own start's, so it never takes the
+    claim it waits for over: when the schedule is used up, it fails as a duplicate does at once.)"""
     if not settings.wait_for_in_progress:
         return []
+    longest = min(settings.max_wait_seconds or settings.lease, settings.lease)
     schedule: list[int] = []
     wait = FIRST_WAIT_SECONDS
-    while sum(schedule) + wait <= settings.lease:
+    while sum(schedule) + wait <= longest:
         schedule.append(wait)
         wait = min(wait * 2, LONGEST_WAIT_SECONDS)
     return schedule

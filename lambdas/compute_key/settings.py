@@ -91,6 +91,11 @@ class IdempotencySettings(BaseModel):
     # the lease) and replays its result, as AWS's "Idempotent Workflows" sample does; by default it
     # fails at once with IdempotencyAlreadyInProgressError, as Powertools does.
     wait_for_in_progress: bool = Field(default=False, alias="IDEMPOTENCY_WAIT_FOR_IN_PROGRESS")
+    # The longest such a wait lasts, all its waits together (unset, or longer: the lease). An Express
+    # workflow pays for the wait by duration, and runs 5 minutes at most.
+    max_wait_seconds: int | None = Field(
+        default=None, alias="IDEMPOTENCY_MAX_WAIT_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS
+    )
     disabled: bool = Field(default=False, alias="POWERTOOLS_IDEMPOTENCY_DISABLED")  # DISABLED_VARIABLE
 
     @field_validator("key_prefix")

@@ -12,7 +12,9 @@ from sfn_idempotency.definitions import (
     worst_case_backoff_seconds,
     worst_case_lease_seconds,
 )
+from sfn_idempotency.lambdas.compute_key.computation import LONGEST_WAIT_SECONDS, wait_schedule
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.lambdas.compute_key.settings import load_settings
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import example_settings
 
@@ -68,3 +70,29 @@ def test_a_replay_window_shorter_than_the_lease_is_refused():
         ConfigurationError, match=r"IDEMPOTENCY_EXPIRES_AFTER_SECONDS \(60\) must be at least the lease"
     ):
         with_lease(settings, ASL)
+
+
+@pytest.mark.parametrize(("lease", "longest"), [(1, None), (7, None), (100, None), (900, None), (100, 10)])
+def test_a_waiting_duplicate_backs_off_within_the_lease(lease: int, longest: int | None):
+    # Given waiting on, a lease, and perhaps a shorter longest wait
+    extra = {"IDEMPOTENCY_MAX_WAIT_SECONDS": str(longest)} if longest else {}
+    settings = load_settings(
+        {
+            "IDEMPOTENCY_KEY_PREFIX": "orders",
+            "IDEMPOTENCY_TIMEOUT_SECONDS": "1",
+            "IDEMPOTENCY_LEASE_SECONDS": str(lease),
+            "IDEMPOTENCY_WAIT_FOR_IN_PROGRESS": "true",
+            **extra,
+        }
+    )
+    # When the schedule is computed
+    schedule = wait_schedule(settings)
+    # Then it doubles from one second up to the cap, and all of it fits in the lease (or the cap)
+    assert schedule[0] == 1
+    assert all(b == min(2 * a, LONGEST_WAIT_SECONDS) for a, b in zip(schedule, schedule[1:], strict=False))
+    limit = min(longest or lease, lease)
+    assert sum(schedule) <= limit < sum(schedule) + min(2 * schedule[-1], LONGEST_WAIT_SECONDS)
+
+
+def test_by_default_a_duplicate_has_no_waits():
+    assert wait_schedule(load_settings({"IDEMPOTENCY_KEY_PREFIX": "orders"})) == []
