@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Duration, JsonNull, Stack
+from aws_cdk import Duration, JsonNull, Names, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
@@ -27,6 +29,7 @@ from sfn_idempotency.wrap import (
     JSONATA,
     JSONPATH,
     KEY_FUNCTION_PLACEHOLDER,
+    SEPARATOR,
     TABLE_PLACEHOLDER,
     WrapError,
     inline_states,
@@ -114,10 +117,20 @@ class IdempotentStep(sfn.StateMachineFragment):
         task_policies: Sequence[iam.PolicyStatement] = (),
         state_name: str | None = None,
         query_language: str | None = None,
+        replay_marker: str | None = None,
+        replay_hook: Any = None,
+        wait_for_in_progress: bool = False,
+        max_wait: Duration | None = None,
+        log_group: logs.ILogGroup | None = None,
+        dashboard: bool = True,
+        alarms: bool = True,
     ) -> None:
         """``task_policies``: the rights of a Task given as a dict (a CDK Task brings its own).
         ``query_language``: the Task's, when its ASL does not say (a dict without QueryLanguage in a
-        JSONata machine); a CDK Task says it itself, and Arguments or Output mean JSONata."""
+        JSONata machine); a CDK Task says it itself, and Arguments or Output mean JSONata.
+        ``replay_marker``, ``replay_hook``, ``wait_for_in_progress`` (at most ``max_wait``): as
+        wrap_state's. ``log_group``: the group your state machine logs to at level ALL; given, the
+        step's outcomes become metrics (IdempotencyMetrics), with a ``dashboard`` and ``alarms``."""
         super().__init__(scope, construct_id)
         self.state_name = state_name or construct_id
         task_json, own_policies = self._task_json(task)
@@ -134,6 +147,10 @@ class IdempotentStep(sfn.StateMachineFragment):
                 hash_function=hash_function,
                 raise_on_no_key=raise_on_no_key,
                 timeout_seconds=int(timeout.to_seconds()) if timeout else None,
+                wait_for_in_progress=wait_for_in_progress,
+                max_wait_seconds=int(max_wait.to_seconds()) if max_wait else None,
+                replay_marker=replay_marker,
+                replay_hook=replay_hook,
                 query_language=query_language or _language_of(task_json),
             )
             states = inline_states(self.state_name, {**task_json, "End": True}, step)
@@ -162,6 +179,19 @@ class IdempotentStep(sfn.StateMachineFragment):
             following = sfn.CustomState(self, name, state_json=state_json)
             self._last.next(following)
             self._last = following
+        self.metrics = (
+            IdempotencyMetrics(
+                self,
+                "Metrics",
+                log_group=log_group,
+                workflow_name=Names.unique_id(self),
+                steps={key_prefix: f"{self.state_name}{SEPARATOR}"},
+                dashboard=dashboard,
+                alarms=alarms,
+            )
+            if log_group is not None
+            else None
+        )
 
     @property
     def start_state(self) -> sfn.State:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Duration, RemovalPolicy
+from aws_cdk import Duration, Names, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -18,7 +18,8 @@ from sfn_idempotency.cdk.event_trigger import EventTrigger
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable, grant_item_access
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
-from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
+from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of, state_machine_logs
 from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import (
@@ -28,6 +29,7 @@ from sfn_idempotency.lambdas.compute_key.settings import (
 )
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.redrive_fence import RedriveFenceWarning, fence_arn
+from sfn_idempotency.replays import ReplayOptionError, replay_options_applied
 from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
@@ -68,9 +70,21 @@ class IdempotentWorkflow(Construct):
         log_execution_data: bool = False,
         release_abandoned_claims: bool | None = None,
         powertools_layer_version: int = POWERTOOLS_LAYER_VERSION,
+        replay_marker: str | None = None,
+        replay_hook: Any = None,
+        wait_for_in_progress: bool = False,
+        max_wait: Duration | None = None,
+        metrics: bool = True,
+        dashboard: bool = True,
+        alarms: bool = True,
     ) -> None:
         """``release_abandoned_claims`` defaults to True for Standard workflows; an Express workflow
-        cannot have it (no status change events: its claims end with their lease)."""
+        cannot have it (no status change events: its claims end with their lease).
+        ``replay_marker``, ``replay_hook``: what a replay tells its caller (sfn_idempotency.replays).
+        ``wait_for_in_progress``: a duplicate waits for the first run (at most ``max_wait``, never
+        past the lease) instead of failing with IdempotencyAlreadyInProgressError.
+        ``metrics``: outcomes counted from the state machine's logs (level ALL, no execution data),
+        with a ``dashboard`` and ``alarms`` (IdempotencyMetrics); each can be turned off."""
         super().__init__(scope, construct_id)
         if (business_function is None) == (business_step is None):
             raise ConfigurationError(
@@ -82,6 +96,12 @@ class IdempotentWorkflow(Construct):
         if express:
             self._refuse_what_express_cannot_run(business_step, release_abandoned_claims)
         definition = self._definition(business_step, express=express)
+        try:
+            if replay_marker is not None or replay_hook is not None:
+                text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
+                definition = replay_options_applied(text, replay_marker, replay_hook, "JSONPath")
+        except ReplayOptionError as error:
+            raise ConfigurationError(f"{self.node.path}: {error}") from None
         self.settings = self._validated_settings(
             settings_environment(
                 key_prefix=key_prefix,
@@ -91,6 +111,8 @@ class IdempotentWorkflow(Construct):
                 expires_after_seconds=int(expires_after.to_seconds()),
                 hash_function=hash_function,
                 timeout_seconds=int(business_timeout.to_seconds()),
+                wait_for_in_progress=wait_for_in_progress,
+                **({"max_wait_seconds": int(max_wait.to_seconds())} if max_wait else {}),
             ),
             definition,
             workflow_type,
@@ -100,7 +122,24 @@ class IdempotentWorkflow(Construct):
         self.compute_key_function = self._build_compute_key_function(powertools_layer_version)
         self.business_function = business_function
         self.state_machine = self._build_state_machine(
-            definition, business_step_substitutions or {}, workflow_type, log_execution_data
+            definition,
+            business_step_substitutions or {},
+            workflow_type,
+            log_execution_data,
+            sfn.LogLevel.ALL if metrics else sfn.LogLevel.ERROR,
+        )
+        self.metrics = (
+            IdempotencyMetrics(
+                self,
+                "Metrics",
+                log_group=state_machine_logs(self),
+                workflow_name=Names.unique_id(self),
+                steps={key_prefix: ""},
+                dashboard=dashboard,
+                alarms=alarms,
+            )
+            if metrics
+            else None
         )
         self._grant_least_privilege(business_step_policy)
         self.claim_release = (
@@ -185,6 +224,7 @@ class IdempotentWorkflow(Construct):
         business_step_substitutions: Mapping[str, str],
         workflow_type: sfn.StateMachineType,
         log_execution_data: bool,
+        log_level: sfn.LogLevel,
     ) -> sfn.StateMachine:
         substitutions = {
             "ComputeKeyFunctionArn": self.compute_key_function.function_arn,
@@ -200,6 +240,7 @@ class IdempotentWorkflow(Construct):
             substitutions,
             workflow_type=workflow_type,
             log_execution_data=log_execution_data,
+            log_level=log_level,
         )
 
     def _grant_least_privilege(self, business_step_policy: Sequence[iam.PolicyStatement]) -> None:

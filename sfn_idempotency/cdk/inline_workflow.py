@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
+from aws_cdk import Names
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -12,9 +13,10 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from sfn_idempotency.cdk.idempotent_step import IdempotencyKeyFunction, inline_step_statements
-from sfn_idempotency.cdk.state_machines import build_state_machine
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
+from sfn_idempotency.cdk.state_machines import build_state_machine, state_machine_logs
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER, wrapped_steps
+from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, SEPARATOR, TABLE_PLACEHOLDER, wrapped_steps
 
 
 class InlineWorkflow(Construct):
@@ -34,9 +36,14 @@ class InlineWorkflow(Construct):
         key_function: lambda_.IFunction | None = None,
         workflow_type: sfn.StateMachineType = sfn.StateMachineType.STANDARD,
         log_execution_data: bool = False,
+        metrics: bool = True,
+        dashboard: bool = True,
+        alarms: bool = True,
     ) -> None:
+        """``metrics``, ``dashboard``, ``alarms``: each wrapped step's outcomes (IdempotencyMetrics)."""
         super().__init__(scope, construct_id)
-        if not wrapped_steps(json.loads(definition)):
+        steps = wrapped_steps(json.loads(definition))
+        if not steps:
             raise ConfigurationError(
                 f"{self.node.path}: the definition has no step wrapped by wrap_state; "
                 "use build_state_machine for a plain one"
@@ -52,6 +59,20 @@ class InlineWorkflow(Construct):
             },
             workflow_type=workflow_type,
             log_execution_data=log_execution_data,
+            log_level=sfn.LogLevel.ALL if metrics else sfn.LogLevel.ERROR,
+        )
+        self.metrics = (
+            IdempotencyMetrics(
+                self,
+                "Metrics",
+                log_group=state_machine_logs(self),
+                workflow_name=Names.unique_id(self),
+                steps={prefix: f"{state}{SEPARATOR}" for state, prefix in steps.items()},
+                dashboard=dashboard,
+                alarms=alarms,
+            )
+            if metrics
+            else None
         )
         for statement in [*inline_step_statements(table, self.key_function), *policy_statements]:
             self.state_machine.add_to_role_policy(statement)

@@ -15,6 +15,7 @@ from sfn_idempotency.definitions import placeholders
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
+LOG_GROUP_ID = "StateMachineLogs"
 
 
 def build_state_machine(
@@ -24,9 +25,12 @@ def build_state_machine(
     *,
     workflow_type: sfn.StateMachineType = sfn.StateMachineType.STANDARD,
     log_execution_data: bool = False,
+    log_level: sfn.LogLevel = sfn.LogLevel.ERROR,
 ) -> sfn.StateMachine:
     """``definition`` is an ASL file (the normal case: ``DefinitionBody.from_file``) or ASL text derived
-    from one. A placeholder without a substitution, or a substitution without a placeholder, fails synth."""
+    from one. A placeholder without a substitution, or a substitution without a placeholder, fails synth.
+    ``log_level`` ALL logs every state entered, which the idempotency metrics count (state_machine_logs
+    finds the group)."""
     text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
     expected = placeholders(text)
     if expected != substitutions.keys():
@@ -48,14 +52,22 @@ def build_state_machine(
         state_machine_type=workflow_type,
         tracing_enabled=True,
         logs=sfn.LogOptions(
-            destination=logs.LogGroup(scope, "StateMachineLogs", retention=LOG_RETENTION),
-            level=sfn.LogLevel.ERROR,
+            destination=logs.LogGroup(scope, LOG_GROUP_ID, retention=LOG_RETENTION),
+            level=log_level,
             # Results may hold personal data: keep inputs and outputs out of the logs by default.
             include_execution_data=log_execution_data,
         ),
     )
     acknowledge_state_machine_findings(state_machine)
     return state_machine
+
+
+def state_machine_logs(scope: Construct) -> logs.LogGroup:
+    """The log group build_state_machine made in ``scope``."""
+    group = scope.node.find_child(LOG_GROUP_ID)
+    if not isinstance(group, logs.LogGroup):
+        raise TypeError(f"{scope.node.path}/{LOG_GROUP_ID} is not the state machine's log group")
+    return group
 
 
 def executions_of(state_machine: sfn.IStateMachine) -> tuple[str, str]:

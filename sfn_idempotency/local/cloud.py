@@ -22,6 +22,7 @@ from botocore.config import Config
 
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
+from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
 from sfn_idempotency.local import activities, compat, mock_files, redrive, state_entry
 from sfn_idempotency.local.backends import Backend, InProcessBackend
@@ -37,6 +38,8 @@ from sfn_idempotency.local.compat.express import express_execution, is_express_e
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
+from sfn_idempotency.local.observability import metric_filters
+from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.request_guard import AccessPolicy
 from sfn_idempotency.local.rest_apis import REST_API_TYPE, RestApiServers
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
@@ -214,6 +217,7 @@ class LocalCloud:
         mock_files.activate(self.mock_config)
         activities.install()
         redrive.install()
+        metric_filters.install()
         compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
         self.backend.start()
         LocalCloud._active = self
@@ -344,11 +348,26 @@ class LocalCloud:
         return dict(self._inline_substitutions)
 
     def create_state_machine(
-        self, name: str, asl: Path | str, substitutions: Mapping[str, str], *, workflow_type: str = "STANDARD"
+        self,
+        name: str,
+        asl: Path | str,
+        substitutions: Mapping[str, str],
+        *,
+        workflow_type: str = "STANDARD",
+        metrics: IdempotentSteps | None = None,
     ) -> str:
-        """``asl`` is an ASL file or its text, with ``${Name}`` placeholders for ``substitutions``."""
+        """``asl`` is an ASL file or its text, with ``${Name}`` placeholders for ``substitutions``.
+        ``metrics``: the idempotent steps whose outcomes to count, by the metric filters the CDK
+        constructs deploy (sfn_idempotency.metrics), on a log group of the machine's own
+        (``/aws/vendedlogs/states/<name>``, level ALL; read them with :meth:`outcome_counts`)."""
         definition = definitions.render(asl, substitutions)
-        logging_configuration = self._express_logging(name) if workflow_type == "EXPRESS" else {}
+        logging_configuration = (
+            self._express_logging(name)
+            if workflow_type == "EXPRESS"
+            else self._metrics_logging(name) if metrics is not None else {}
+        )
+        if metrics is not None:
+            put_metric_filters(self.client("logs"), f"{EXPRESS_LOG_GROUP_PREFIX}{name}", metrics)
         response = self.sfn.create_state_machine(
             name=name,
             definition=definition,
@@ -361,6 +380,13 @@ class LocalCloud:
     def _express_logging(self, name: str) -> dict[str, Any]:
         """Express executions have no history API: they log every event, with their data, to a log
         group of their own (compat fix 30), where the console reads them as AWS's console does."""
+        return self._logging_to_own_group(name, include_execution_data=True)
+
+    def _metrics_logging(self, name: str) -> dict[str, Any]:
+        """What the metric filters read: every event, without execution data, as the constructs log."""
+        return self._logging_to_own_group(name, include_execution_data=False)
+
+    def _logging_to_own_group(self, name: str, *, include_execution_data: bool) -> dict[str, Any]:
         group = f"{EXPRESS_LOG_GROUP_PREFIX}{name}"
         logs = self.client("logs")
         with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
@@ -369,10 +395,15 @@ class LocalCloud:
         return {
             "loggingConfiguration": {
                 "level": "ALL",
-                "includeExecutionData": True,
+                "includeExecutionData": include_execution_data,
                 "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
             }
         }
+
+    def outcome_counts(self, workflow: str, key_prefix: str) -> dict[str, int]:
+        """Each outcome's count (sfn_idempotency.metrics.OUTCOMES) of one idempotent step of a
+        machine created with ``metrics``, from CloudWatch."""
+        return outcome_counts(self.client("cloudwatch"), workflow, key_prefix)
 
     def deploy_cdk_out(self, directory: Path | str, stacks: Sequence[str] = ()) -> DeployedAssembly:
         """Deploy the cloud assembly ``cdk synth`` left in ``directory`` (every stack, or those

@@ -21,6 +21,7 @@ from sfn_idempotency.local.cloud import (
 )
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.patterns import load_pattern
+from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.records import plain
 from sfn_idempotency.replays import replay_options_applied
 from sfn_idempotency.resources import (
@@ -159,7 +160,13 @@ class IdempotentService:
             substitutions["BusinessFunctionArn"] = self.business.arn
         else:
             substitutions.update(business_substitutions or {})
-        self.state_machine_arn = cloud.create_state_machine(name, definition, substitutions)
+        # Counted as the constructs count them: metric filters on the machine's own logs.
+        self.metrics = IdempotentSteps(
+            workflow=name, steps={self.settings.key_prefix: f"{INLINE_STEP}{SEPARATOR}" if inline else ""}
+        )
+        self.state_machine_arn = cloud.create_state_machine(
+            name, definition, substitutions, metrics=self.metrics
+        )
 
     # -- executions ------------------------------------------------------------------------
     def start(self, event: Any, name: str | None = None) -> str:
@@ -175,6 +182,10 @@ class IdempotentService:
     def start_many(self, events: Iterable[Any]) -> list[str]:
         """Start one execution per event, without waiting; their ARNs in order."""
         return [self.start(event) for event in events]
+
+    def outcome_counts(self) -> dict[str, int]:
+        """How many executions ended in each outcome (sfn_idempotency.metrics), from CloudWatch."""
+        return self.cloud.outcome_counts(self.metrics.workflow, self.settings.key_prefix)
 
     def flow_states(self, result: ExecutionResult) -> list[str]:
         """The states of the idempotency flow the execution visited, by their names in

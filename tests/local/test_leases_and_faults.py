@@ -201,7 +201,11 @@ def test_release_that_fails_still_reports_the_business_error(
     assert result.states[-3:] == ["Release", "RouteBusinessError", "BusinessFailed"]
     # the lease bounds the lock the failed release left behind
     local_cloud.clock.advance(idempotent_service.settings.lease + 1)
-    assert idempotent_service.run(bad).states[:4] == ["ComputeKey", "RouteByKey", "Claim", "Execute"]
+    states = idempotent_service.run(bad).states
+    assert states[:7] == [
+        "ComputeKey", "RouteByKey", "Claim", "Read", "RouteByRecord", "TakeOverExpiredLease", "LeaseTakenOver"
+    ]
+    assert states[7] == "Execute"
 
 
 def test_record_that_keeps_vanishing_ends_in_inconsistent_state(

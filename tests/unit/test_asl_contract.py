@@ -88,6 +88,13 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
         (
             FLOW["Claim"],
             " OR ",
+            ["attribute_not_exists(#id)", "#expiry < :now"],
+        ),
+        # After Read found a record in progress with a lease: Powertools' whole claim condition, so
+        # the two claims together are Powertools' (a lease that ran out is taken over, atomically)
+        (
+            FLOW["TakeOverExpiredLease"],
+            " OR ",
             [
                 "attribute_not_exists(#id)",
                 "#expiry < :now",

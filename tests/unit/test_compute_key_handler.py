@@ -72,7 +72,11 @@ def test_output_carries_key_hash_and_clock_values(fixed_clock):
             "completedExpiration": now + 45 + 600,
             "timeoutSeconds": 45,
             "maxClaimAttempts": 3,
+            # by default a duplicate does not wait
+            "waitSchedule": [],
+            "maxWaits": 0,
         },
+        "wait": {"attempts": 0},
     }
     json.dumps(output)
 

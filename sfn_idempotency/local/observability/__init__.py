@@ -1,0 +1,1 @@
+"""What the engine observes: CloudWatch Logs filter patterns and the metric filters they drive."""

@@ -1,0 +1,125 @@
+"""Metric filters that count: an event written to a log group that has metric filters becomes a
+data point in CloudWatch for each filter whose pattern it matches, as on AWS. moto keeps the
+filters (PutMetricFilter, DescribeMetricFilters) but never applies them; this capability applies
+them to every PutLogEvents, a state machine's own logs included, into moto's CloudWatch.
+
+The metric's value is the transformation's ``metricValue``: a number, or a ``$.selector`` of a JSON
+event (an event where it is absent or not a number adds nothing). Dimensions are selectors too; a
+filter whose dimension is absent from the event publishes nothing for it, as documented
+("This dimension will only be published for a metric if the value is found in the log event").
+A pattern the engine cannot evaluate is refused when the filter is put (InvalidParameterException),
+not silently ignored.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import logging
+from typing import Any
+
+from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
+from sfn_idempotency.local.observability.filter_patterns import Matcher, PatternError, compile_pattern
+
+LOG = logging.getLogger(__name__)
+_STREAM = "moto.logs.models:LogStream"
+_BACKEND = "moto.logs.models:LogsBackend"
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(pattern: str) -> Matcher:
+    return compile_pattern(pattern)
+
+
+def _refused_patterns(original: Any) -> Any:
+    def put_metric_filter(self: Any, filter_name: str, filter_pattern: str, *args: Any, **kwargs: Any) -> None:
+        from moto.logs.exceptions import InvalidParameterException
+
+        try:
+            _matcher(filter_pattern)
+        except PatternError as error:
+            raise InvalidParameterException(f"Invalid metric filter pattern: {error}") from None
+        # AWS replaces a filter of the same name in the group; moto would keep both.
+        log_group = kwargs.get("log_group_name", args[0] if args else None)
+        self.filters.delete_filter(filter_name, log_group)
+        original(self, filter_name, filter_pattern, *args, **kwargs)
+
+    return put_metric_filter
+
+
+def _counted(original: Any) -> Any:
+    def put_log_events(self: Any, log_events: list[dict[str, Any]]) -> str:
+        token = original(self, log_events)
+        _publish(self.account_id, self.region, self.log_group.name, log_events)
+        return str(token)
+
+    return put_log_events
+
+
+def _publish(account: str, region: str, group: str, log_events: list[dict[str, Any]]) -> None:
+    from moto.cloudwatch.models import cloudwatch_backends
+    from moto.logs.models import logs_backends
+
+    filters = logs_backends[account][region].filters.get_matching_filters(log_group_name=group)
+    if not filters:
+        return
+    cloudwatch = cloudwatch_backends[account][region]
+    for event in log_events:
+        message = str(event["message"])
+        for metric_filter in filters:
+            if not _matcher(metric_filter["filterPattern"])(message):
+                continue
+            for transformation in metric_filter["metricTransformations"]:
+                datum = _datum(transformation, message, int(event["timestamp"]))
+                if datum is not None:
+                    cloudwatch.put_metric_data(transformation["metricNamespace"], [datum])
+
+
+def _datum(transformation: dict[str, Any], message: str, timestamp_ms: int) -> dict[str, Any] | None:
+    value = _value_of(str(transformation["metricValue"]), message)
+    if value is None:
+        return None
+    datum: dict[str, Any] = {
+        "MetricName": transformation["metricName"],
+        "Value": value,
+        # moto keeps naive UTC times (its utcnow), and compares them with the times asked for.
+        "Timestamp": datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.timezone.utc).replace(tzinfo=None),
+    }
+    if transformation.get("unit"):
+        datum["Unit"] = transformation["unit"]
+    dimensions = []
+    for name, selector in (transformation.get("dimensions") or {}).items():
+        found = _value_of(str(selector), message, numeric=False)
+        if found is None:
+            return None
+        dimensions.append({"Name": name, "Value": str(found)})
+    if dimensions:
+        datum["Dimensions"] = dimensions
+    return datum
+
+
+def _value_of(expression: str, message: str, *, numeric: bool = True) -> Any:
+    if not expression.startswith("$"):
+        return float(expression) if numeric else expression
+    try:
+        value: Any = json.loads(message)
+    except ValueError:
+        return None
+    for part in expression.removeprefix("$").strip(".").split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    if numeric and (isinstance(value, bool) or not isinstance(value, int | float)):
+        return None
+    return value
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(CAPABILITY, _STREAM, "put_log_events", _counted),
+    Patch(CAPABILITY, _BACKEND, "put_metric_filter", _refused_patterns),
+)
+
+
+def install() -> None:
+    apply_capability("metric filters", PATCHES)
