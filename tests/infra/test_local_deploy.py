@@ -59,6 +59,31 @@ def test_every_stack_deploys_and_only_the_pipe_is_skipped(
     assert warned == [
         f"{SERVICE_STACK}: skipped OrdersPipe (AWS::Pipes::Pipe): the engine does not run this resource type"
     ]
+    # And the metrics' alarms and dashboards are there, as CloudWatch lists them
+    alarms = cloud.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    assert len(alarms) == sum(len(stack.of_type("AWS::CloudWatch::Alarm")) for stack in deployed.stacks) > 0
+    dashboards = cloud.client("cloudwatch").list_dashboards()["DashboardEntries"]
+    assert len(dashboards) == sum(len(stack.of_type("AWS::CloudWatch::Dashboard")) for stack in deployed.stacks)
+
+
+def test_the_stack_s_metric_filters_count_outcomes_as_the_engine_s_own(cloud: LocalCloud, service: DeployedStack):
+    # Given the order workflow's metric filters, as the stack deployed them on its log group
+    logs = cloud.client("logs")
+    filters = [
+        f for f in logs.describe_metric_filters()["metricFilters"] if f["filterName"].endswith("-orders-Replays")
+    ]
+    (replays,) = [f for f in filters if "OrderWorkflow" in f["filterName"]]
+    metric = replays["metricTransformations"][0]
+    workflow = metric["metricNamespace"].split("/")[1]
+    before = cloud.outcome_counts(workflow, "orders")
+    # When an order arrives twice
+    order = {"orderId": f"o-{uuid.uuid4()}", "amount": 5}
+    machine = service.outputs["StateMachineArn"]
+    cloud.run(machine, order), cloud.run(machine, order)
+    # Then CloudWatch counts one more first run and one more replay
+    after = cloud.outcome_counts(workflow, "orders")
+    assert after["FirstRuns"] == before["FirstRuns"] + 1
+    assert after["Replays"] == before["Replays"] + 1
 
 
 def test_the_order_workflow_runs_its_asset_lambdas_once_per_order(cloud: LocalCloud, service: DeployedStack):

@@ -82,7 +82,7 @@ def _method_with_integration(original: Callable[..., Any]) -> Any:
 
 
 # -- fix 42: stages and the account ---------------------------------------------------------------
-def _create_stage(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _create_stage(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     _backend(account_id, region_name).create_stage(
         function_id=properties["RestApiId"],
         stage_name=properties["StageName"],
@@ -93,11 +93,11 @@ def _create_stage(properties: Mapping[str, Any], account_id: str, region_name: s
     )
 
 
-def _delete_stage(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _delete_stage(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     _backend(account_id, region_name).delete_stage(properties["RestApiId"], properties["StageName"])
 
 
-def _set_cloudwatch_role(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _set_cloudwatch_role(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     operation = {
         "op": "replace",
         "path": "/cloudwatchRoleArn",
@@ -106,7 +106,7 @@ def _set_cloudwatch_role(properties: Mapping[str, Any], account_id: str, region_
     _backend(account_id, region_name).update_account([operation])
 
 
-def _keep_the_account_setting(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _keep_the_account_setting(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     """As on AWS: deleting the resource leaves the account's setting."""
 
 

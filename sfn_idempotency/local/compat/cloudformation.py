@@ -169,7 +169,7 @@ def _as_classmethod(function: Callable[..., Any]) -> Callable[[Any], Any]:
 
 
 # -- resource types moto's CloudFormation lacks -------------------------------------------------
-Apply = Callable[[Mapping[str, Any], str, str], None]  # (properties, account, region)
+Apply = Callable[[str, Mapping[str, Any], str, str], None]  # (logical id, properties, account, region)
 
 
 def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
@@ -206,7 +206,7 @@ def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
         ) -> StackResource:
             properties = cloudformation_json.get("Properties", {})
-            apply(properties, account_id, region_name)
+            apply(resource_name, properties, account_id, region_name)
             return cls(resource_name, properties)
 
         @classmethod
@@ -218,7 +218,7 @@ def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
             account_id: str,
             region_name: str,
         ) -> StackResource:
-            remove(original_resource.properties, account_id, region_name)
+            remove(original_resource.name, original_resource.properties, account_id, region_name)
             return cls.create_from_cloudformation_json(
                 original_resource.name, cloudformation_json, account_id, region_name
             )
@@ -227,7 +227,7 @@ def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
         def delete_from_cloudformation_json(
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
         ) -> None:
-            remove(cloudformation_json.get("Properties", {}), account_id, region_name)
+            remove(resource_name, cloudformation_json.get("Properties", {}), account_id, region_name)
 
     StackResource.__name__ = StackResource.__qualname__ = resource_type.rsplit("::", 1)[-1]
     return StackResource
@@ -235,7 +235,7 @@ def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
 
 # -- fix 39: queue policies -------------------------------------------------------------------
 def _set_queue_policy(document: Any) -> Apply:
-    def set_policy(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    def set_policy(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
         from moto.sqs.models import sqs_backends
 
         backend = sqs_backends[account_id][region_name]
@@ -254,13 +254,121 @@ def _queue_policy_model() -> type:
     )
 
 
+# -- fix 69: metric filters -------------------------------------------------------------------
+def _put_metric_filter(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    from moto.logs.models import logs_backends
+
+    transformations = [
+        {
+            "metricName": item["MetricName"],
+            "metricNamespace": item["MetricNamespace"],
+            "metricValue": item["MetricValue"],
+            **({"defaultValue": float(item["DefaultValue"])} if "DefaultValue" in item else {}),
+            **({"unit": item["Unit"]} if "Unit" in item else {}),
+            **(
+                {"dimensions": {d["Key"]: d["Value"] for d in item["Dimensions"]}}
+                if item.get("Dimensions")
+                else {}
+            ),
+        }
+        for item in properties.get("MetricTransformations", [])
+    ]
+    logs_backends[account_id][region_name].put_metric_filter(
+        str(properties.get("FilterName") or generated_name(name)),
+        str(properties.get("FilterPattern", "")),
+        str(properties["LogGroupName"]),
+        transformations,
+    )
+
+
+def _delete_metric_filter(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    from moto.logs.models import logs_backends
+
+    logs_backends[account_id][region_name].filters.delete_filter(
+        str(properties.get("FilterName") or generated_name(name)), str(properties["LogGroupName"])
+    )
+
+
+def _put_alarm(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    """An alarm as PutMetricAlarm makes it (moto keeps it; it evaluates no alarm)."""
+    from moto.cloudwatch.models import Dimension, Metric, MetricDataQuery, MetricStat, cloudwatch_backends
+
+    def dimensions(items: Any) -> list[Any]:
+        return [Dimension(name=item["Name"], value=item["Value"]) for item in items or []]
+
+    queries = []
+    for query in properties.get("Metrics") or []:
+        stat = query.get("MetricStat")
+        metric_stat = None
+        if stat:
+            metric = stat["Metric"]
+            metric_stat = MetricStat(
+                metric=Metric(metric["MetricName"], metric["Namespace"], dimensions(metric.get("Dimensions"))),
+                period=stat.get("Period"),
+                stat=stat.get("Stat"),
+                unit=stat.get("Unit"),
+            )
+        queries.append(
+            MetricDataQuery(
+                query_id=query["Id"],
+                label=query.get("Label"),
+                period=query.get("Period"),
+                return_data=query.get("ReturnData"),
+                expression=query.get("Expression"),
+                metric_stat=metric_stat,
+            )
+        )
+    cloudwatch_backends[account_id][region_name].put_metric_alarm(
+        name=_alarm_name(name, properties),
+        namespace=properties.get("Namespace"),
+        metric_name=properties.get("MetricName"),
+        metric_data_queries=queries or None,
+        comparison_operator=properties["ComparisonOperator"],
+        evaluation_periods=int(properties["EvaluationPeriods"]),
+        datapoints_to_alarm=properties.get("DatapointsToAlarm"),
+        period=properties.get("Period"),
+        threshold=float(properties["Threshold"]),
+        statistic=properties.get("Statistic"),
+        description=properties.get("AlarmDescription", ""),
+        dimensions=[{"name": d["Name"], "value": d["Value"]} for d in properties.get("Dimensions") or []],
+        alarm_actions=list(properties.get("AlarmActions") or []),
+        ok_actions=list(properties.get("OKActions") or []),
+        treat_missing_data=properties.get("TreatMissingData"),
+    )
+
+
+def _delete_alarm(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    from moto.cloudwatch.models import cloudwatch_backends
+
+    cloudwatch_backends[account_id][region_name].delete_alarms([_alarm_name(name, properties)])
+
+
+def _alarm_name(name: str, properties: Mapping[str, Any]) -> str:
+    return str(properties.get("AlarmName") or generated_name(name))
+
+
+@cache
+def _metric_filter_model() -> type:
+    """``AWS::Logs::MetricFilter``: a metric filter on its log group, as PutMetricFilter makes it."""
+    return resource_model("AWS::Logs::MetricFilter", apply=_put_metric_filter, remove=_delete_metric_filter)
+
+
+@cache
+def _alarm_model() -> type:
+    """``AWS::CloudWatch::Alarm``: an alarm, as PutMetricAlarm makes it."""
+    return resource_model("AWS::CloudWatch::Alarm", apply=_put_alarm, remove=_delete_alarm)
+
+
 def install_models() -> None:
-    """Register the queue policy's model, and have moto list its models again: it lists them once
-    (``lru_cache``), so models defined after that (here and in compat.apigateway) need it."""
+    """Register the queue policy's and the metric filter's models, and have moto list its models
+    again: it lists them once (``lru_cache``), so models defined after that (here and in
+    compat.apigateway) need it."""
     from moto.cloudformation import parsing
 
     with _model_lock:
         _queue_policy_model()
+        _metric_filter_model()
+        _alarm_model()
         parsing.get_model_list.cache_clear()
         parsing.get_model_map.cache_clear()
         parsing.get_name_type_map.cache_clear()
@@ -395,6 +503,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(38, _SFN_MODELS, "get_cfn_attribute", _machine_attribute),
     Patch(39, _PARSING, "get_model_list", keep),
     Patch(39, "moto.sqs.models:SQSBackend", "set_queue_attributes", keep),
+    Patch(69, _PARSING, "get_model_list", keep),
+    Patch(69, "moto.logs.models:LogsBackend", "put_metric_filter", keep),
+    Patch(69, "moto.cloudwatch.models:CloudWatchBackend", "put_metric_alarm", keep),
     Patch(40, _TABLE, "create_from_cloudformation_json", _table_with_settings),
     Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
     Patch(43, _PARSING, "parse_and_create_resource", _named_failure),
