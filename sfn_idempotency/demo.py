@@ -123,6 +123,13 @@ def summary(rows: list[Row], target: Target) -> str:
     )
 
 
+def outcomes_line(counts: dict[str, int]) -> str:
+    """The metrics per outcome, as the state machine's metric filters counted them."""
+    return "Outcomes (metric filters on the state machine's logs): " + ", ".join(
+        f"{name} {count}" for name, count in counts.items()
+    )
+
+
 def unexpected(rows: list[Row]) -> list[str]:
     return [row.scenario.strip() for row in rows if not row.expected]
 
@@ -148,6 +155,7 @@ def main(out: TextIO = sys.stdout) -> int:
         rows = run_scenarios(target)
         print("\n".join(table_lines(rows)), file=out)
         print(f"\n{summary(rows, target)}", file=out)
+        print(f"{outcomes_line(target.service.outcome_counts())}", file=out)
     failed = unexpected(rows)
     if failed:
         print(f"UNEXPECTED: {', '.join(failed)}", file=out)

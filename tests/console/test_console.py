@@ -34,6 +34,26 @@ def test_state_machines_are_listed_with_type_and_query_language(page: Page):
     assert page.error_banner() == ""
 
 
+def test_the_workflow_s_outcomes_are_counted_per_key_prefix(page: Page, served: Showcase):
+    # When the demo's workflow opens
+    page.open(f"#/machine?arn={quote(served.service.state_machine_arn, safe='')}")
+
+    # Then its outcomes are there, as its metric filters counted the demo's scenarios
+    row = page.one("#outcomes tbody tr")
+    cells = {cell.get_attribute("data-outcome"): cell.text for cell in row.find_elements("css selector", "td[data-outcome]")}
+    assert row.find_element("css selector", "td").text == served.service.settings.key_prefix
+    assert cells == {
+        "FirstRuns": "3",
+        "Replays": "1",
+        "InProgressRefusals": "1",
+        "ReleasedFailures": "2",
+        "LeaseTakeovers": "0",
+        "PersistenceErrors": "0",
+    }
+    assert cells == {name: str(count) for name, count in served.service.outcome_counts().items()}
+    assert page.error_banner() == ""
+
+
 def test_the_replayed_execution_is_highlighted_up_to_replay(page: Page, served: Showcase):
     # Given the demo's duplicate, answered from the stored result
     duplicate = served.row("duplicate (client resend)").result

@@ -28,3 +28,9 @@ def test_demo_walks_every_scenario_and_exits_zero():
     ):
         assert expected in text
     assert "3 records, all ['COMPLETED']; business step ran 5 times for 7 executions." in text
+    # And the metrics per outcome counted each scenario's outcome once, by the metric filters on the
+    # state machine's logs (three first runs: the first order, the first of the two, the retry)
+    assert (
+        "Outcomes (metric filters on the state machine's logs): FirstRuns 3, Replays 1, "
+        "InProgressRefusals 1, ReleasedFailures 2, LeaseTakeovers 0, PersistenceErrors 0"
+    ) in text

@@ -91,14 +91,19 @@ async function machineView(params) {
   const machine = await describeMachine(arn);
   const express = machine.type === "EXPRESS";
   const list = el("div", { id: "executions" });
+  const outcomesBox = el("div", { id: "outcomes-box" });
   fill(main,
     el("p", { class: "crumbs" }, link("#/", "State machines"), " / ", machine.name),
     el("h1", {}, machine.name),
     el("p", { class: "facts" }, express ? "Express" : "Standard", " · ", queryLanguage(machine.parsed), " · ", el("code", {}, arn)),
     graphBox(drawGraph(graphOf(machine.parsed))),
+    outcomesBox,
     actionsOn ? startForm(machine) : null,
     el("h2", {}, "Executions"),
     list);
+  const showOutcomes = () => outcomesTable(machine).then((table) => fill(outcomesBox, ...(table ? [el("h2", {}, "Outcomes"), table] : [])));
+  await showOutcomes();
+  every(REFRESH_MS, () => showOutcomes().catch(showError));
   if (express) {
     await expressExecutions(machine, list);
     return;
@@ -120,6 +125,35 @@ async function machineView(params) {
   }
   await refresh();
   every(REFRESH_MS, () => refresh().catch(showError));
+}
+
+// -- idempotency outcomes: the metric filters on the machine's logs, counted by CloudWatch -----
+const OUTCOME_NAMESPACE = "SfnIdempotency/";
+const COUNT_WINDOW_S = 30 * 86400; // one period around now, as LocalCloud.outcome_counts reads them
+
+async function outcomesTable(machine) {
+  const group = logGroupOf(machine);
+  if (!group) return null;
+  const filters = await allPages(call, "logs", "DescribeMetricFilters", { logGroupName: group }, "metricFilters");
+  const metrics = filters.flatMap((f) => f.metricTransformations).filter((m) => m.metricNamespace.startsWith(OUTCOME_NAMESPACE));
+  if (!metrics.length) return null;
+  const now = Math.floor(Date.now() / 1000);
+  const counted = await Promise.all(metrics.map(async (m) => {
+    const answer = await call("monitoring", "GetMetricStatistics", {
+      Namespace: m.metricNamespace, MetricName: m.metricName, Statistics: ["Sum"],
+      StartTime: now - COUNT_WINDOW_S, EndTime: now + COUNT_WINDOW_S, Period: 2 * COUNT_WINDOW_S,
+    });
+    return { ...m, count: (answer.Datapoints || []).reduce((sum, point) => sum + point.Sum, 0) };
+  }));
+  const outcomes = [...new Set(counted.map((m) => m.metricName))];
+  const steps = [...new Set(counted.map((m) => m.metricNamespace))];
+  const count = (step, outcome) => counted.find((m) => m.metricNamespace === step && m.metricName === outcome)?.count ?? 0;
+  return el("table", { class: "list", id: "outcomes" },
+    el("thead", {}, el("tr", {}, el("th", {}, "Key prefix"), outcomes.map((o) => el("th", {}, o)))),
+    el("tbody", {}, steps.map((step) =>
+      el("tr", { "data-namespace": step },
+        el("td", {}, step.split("/").slice(2).join("/")),
+        outcomes.map((o) => el("td", { "data-outcome": o }, String(count(step, o))))))));
 }
 
 function executionsTable(executions) {

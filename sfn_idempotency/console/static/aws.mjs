@@ -6,6 +6,7 @@ const PROTOCOLS = {
   states: { targetPrefix: "AWSStepFunctions", contentType: "application/x-amz-json-1.0" },
   dynamodb: { targetPrefix: "DynamoDB_20120810", contentType: "application/x-amz-json-1.0" },
   logs: { targetPrefix: "Logs_20140328", contentType: "application/x-amz-json-1.1" },
+  monitoring: { targetPrefix: "GraniteServiceVersion20100801", contentType: "application/x-amz-json-1.0" },
 };
 
 export class AwsError extends Error {
