@@ -332,9 +332,8 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
         "ResultPath": None,
     }
     if step.marker_place is not None:
-        # The branch's output is the flow's envelope: the result travels on, the marker is placed
-        # here (Assign reads the raw result, before the ResultSelector).
-        parallel["Assign"] = {f"{step.result_variable}.$": f"$[0].{RESULT_FIELD}"}
+        # The branch's output is the flow's envelope: the marker is placed here, the result travels
+        # on in the variable (the whole envelope: Assign reads the raw result, before the selector).
         parallel["ResultSelector"] = {f"{field}.$": f"$[0].{INNER_MARKER}.{field}" for field in MARKER_FIELDS}
         parallel["ResultPath"] = step.marker_place
     parallel.update(_step_error_handling(task, outer_retry))
@@ -342,7 +341,8 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
     result: dict[str, Any] = {
         "Type": "Pass",
         "Comment": f"The result of {state_name} (or its replay), placed by the Task's own ResultPath.",
-        "InputPath": f"${step.result_variable}",
+        "InputPath": f"${step.result_variable}"
+        + (f".{RESULT_FIELD}" if step.marker_place is not None else ""),
         "Assign": {step.result_variable: None},
     }
     for field in ("ResultPath", "OutputPath"):

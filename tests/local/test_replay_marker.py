@@ -240,6 +240,9 @@ def test_a_choice_on_replayed_sends_the_email_once(
     assert [output["placement"]["replayed"] for output in outputs] == [False, True]
     placed = [output["placed"] for output in outputs]
     assert placed[0] == placed[1]
+    # (exactly where the plain Task puts its result: its ResultSelector's object, or its Output's field)
+    order = placed[0]["confirmation"] if language == "JSONPath" else placed[0]
+    assert (order["orderId"], order["status"]) == (ORDER["orderId"], "PLACED")
     assert outputs[1]["placement"]["firstExecution"] == results[0].arn
 
 
