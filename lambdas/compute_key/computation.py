@@ -29,6 +29,7 @@ class KeyComputation(BaseModel):
     validation: str
     now: int  # epoch s
     now_ms: int  # epoch ms
+    now_ms_text: str  # the same, as text: a Choice compares it with a record's lease (a DynamoDB N)
     expiration: int  # epoch s: when a claimed record may be claimed again (and the TTL)
     in_progress_expiration: int  # epoch ms: when the lease ends (settings.lease after now)
     completed_expiration: int  # epoch s: expiry written on completion (see completed_expiration())
@@ -74,6 +75,7 @@ def compute(event: Any, settings: IdempotencySettings, clock: Clock) -> KeyCompu
         validation=validation,
         now=now,
         now_ms=now_ms,
+        now_ms_text=str(now_ms),
         expiration=now + settings.expires_after_seconds,
         in_progress_expiration=now_ms + settings.lease * MILLISECONDS_PER_SECOND,
         completed_expiration=completed_expiration(now, settings),

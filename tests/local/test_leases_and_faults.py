@@ -243,3 +243,30 @@ def test_a_completion_retried_after_its_write_landed_still_succeeds(
     assert (record["status"]["S"], owner_execution(record["owner"]["S"])) == ("COMPLETED", result.arn)
     assert json.loads(record["data"]["S"]) == result.output
     assert idempotent_service.business_runs == 1
+
+
+def test_a_takeover_that_loses_the_race_is_in_progress(
+    idempotent_service: IdempotentService, local_cloud: LocalCloud
+):
+    # Given the claim of a crashed run whose lease has ended
+    now_ms = local_cloud.clock.now_ms()
+    key = idempotent_service.key_for(ORDER)
+    local_cloud.dynamodb.put_item(
+        TableName=idempotent_service.table_name,
+        Item={
+            "id": {"S": key},
+            "status": {"S": "INPROGRESS"},
+            "expiration": {"N": str(now_ms // 1000 + 3600)},
+            "in_progress_expiration": {"N": str(now_ms - 1)},
+            "owner": {"S": "arn:aws:states:us-east-1:123456789012:execution:idempotency:crashed"},
+        },
+    )
+    # And another execution that takes it over between this one's Read and its takeover (the
+    # takeover's conditional put is the second PutItem, and fails its condition)
+    local_cloud.faults.api_error("dynamodb", "PutItem", "ConditionalCheckFailedException", calls=2)
+
+    # When the order arrives, Then it is in progress, and the business step did not run
+    result = idempotent_service.run(ORDER)
+    assert result.error == "IdempotencyAlreadyInProgressError"
+    assert result.states[-4:] == ["RouteByRecord", "TakeOverExpiredLease", "StillInProgress", "AlreadyInProgress"]
+    assert idempotent_service.business_runs == 0

@@ -67,6 +67,7 @@ def test_output_carries_key_hash_and_clock_values(fixed_clock):
             "validation": powertools_validation(event, jmespath="amount"),
             "now": now,
             "nowMs": NOW_MS,
+            "nowMsText": str(NOW_MS),
             "expiration": now + 600,
             "inProgressExpiration": NOW_MS + 45_000,
             "completedExpiration": now + 45 + 600,
