@@ -104,6 +104,8 @@ JSONATA_FLOW_VARIABLES = (
     CLAIM_RUN_VARIABLE,
 )
 _MISSING = object()
+# The key Lambda logs each key with the execution that asked for it: an outcome's key is findable.
+EXECUTION_SELECTOR = {"execution.$": "$$.Execution.Id"}
 INNER_MARKER = "marker"  # the marker's field in the flow's envelope, inside the step's branch
 _REFERENCE_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
@@ -431,7 +433,11 @@ def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[s
     for name in (COMPUTE_KEY_STATE, RECOMPUTE_KEY_STATE):
         states[name]["Arguments"] = {
             "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-            "Payload": {"event": "{% $states.input %}", "settings": settings.to_environment()},
+            "Payload": {
+                "event": "{% $states.input %}",
+                "execution": "{% $states.context.Execution.Id %}",
+                "settings": settings.to_environment(),
+            },
         }
     return _with_the_step_s_key_function(flow)
 
@@ -467,12 +473,12 @@ def _jsonpath_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[
         business_state["TimeoutSeconds"] = settings.timeout_seconds
     states[COMPUTE_KEY_STATE]["Parameters"] = {
         "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-        "Payload": {**_event_selector(task), "settings": settings.to_environment()},
+        "Payload": {**_event_selector(task), **EXECUTION_SELECTOR, "settings": settings.to_environment()},
     }
     # After the fence: the business call's input (its InputPath applied) is the flow's $.event.
     states[RECOMPUTE_KEY_STATE]["Parameters"] = {
         "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-        "Payload": {"event.$": "$.event", "settings": settings.to_environment()},
+        "Payload": {"event.$": "$.event", **EXECUTION_SELECTOR, "settings": settings.to_environment()},
     }
     return _with_the_step_s_key_function(flow)
 

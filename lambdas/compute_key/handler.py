@@ -32,7 +32,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if not isinstance(event, dict) or "event" not in event:
         raise IdempotencyKeyError('the key Lambda expects {"event": <execution input>}')
     settings = _settings_of(event)
-    logger.append_keys(key_prefix=settings.key_prefix)
+    # The execution's ARN beside the key (never the event): with the state machine's own log
+    # records, which carry it too, it finds the key of any outcome (docs: "Know what happened").
+    logger.append_keys(key_prefix=settings.key_prefix, execution_arn=event.get("execution"))
     execution_input = event["event"]
     computation = compute(execution_input, settings, clock.current())
     logger.append_keys(idempotency_key=computation.key)

@@ -33,16 +33,19 @@ class IdempotencyMetrics(Construct):
         log_group: logs.ILogGroup,
         workflow_name: str,
         steps: Mapping[str, str],
+        key_log_group: logs.ILogGroup | None = None,
         dashboard: bool = True,
         alarms: bool = True,
         in_progress_refusal_percent: float = IN_PROGRESS_REFUSAL_PERCENT,
     ) -> None:
+        """``key_log_group``: the key Lambda's, which logs each key with its execution: the
+        dashboard then lists each outcome's key, to find the record to forget."""
         super().__init__(scope, construct_id)
         self.workflow = IdempotentSteps(workflow=workflow_name, steps=dict(steps))
         self._metrics: dict[tuple[str, str], cloudwatch.Metric] = {}
         self._build_metric_filters(log_group)
         self.alarms: list[cloudwatch.Alarm] = self._build_alarms(in_progress_refusal_percent) if alarms else []
-        self.dashboard = self._build_dashboard() if dashboard else None
+        self.dashboard = self._build_dashboard(log_group, key_log_group) if dashboard else None
 
     def metric(self, key_prefix: str, outcome: str) -> cloudwatch.Metric:
         return self._metrics[(key_prefix, outcome)]
@@ -108,7 +111,9 @@ class IdempotencyMetrics(Construct):
             period=METRIC_PERIOD,
         )
 
-    def _build_dashboard(self) -> cloudwatch.Dashboard:
+    def _build_dashboard(
+        self, log_group: logs.ILogGroup, key_log_group: logs.ILogGroup | None
+    ) -> cloudwatch.Dashboard:
         dashboard = cloudwatch.Dashboard(self, "Dashboard")
         for key_prefix in self.workflow.steps:
             dashboard.add_widgets(
@@ -125,4 +130,26 @@ class IdempotencyMetrics(Construct):
             )
         for alarm in self.alarms:
             dashboard.add_widgets(cloudwatch.AlarmWidget(alarm=alarm, width=DASHBOARD_WIDGET_WIDTH))
+        if key_log_group is not None:
+            dashboard.add_widgets(
+                cloudwatch.LogQueryWidget(
+                    title=f"{self.workflow.workflow}: the idempotency key of each outcome",
+                    log_group_names=[log_group.log_group_name, key_log_group.log_group_name],
+                    query_lines=keys_by_outcome_query(self.workflow),
+                    width=2 * DASHBOARD_WIDGET_WIDTH,
+                )
+            )
         return dashboard
+
+
+def keys_by_outcome_query(workflow: IdempotentSteps) -> list[str]:
+    """CloudWatch Logs Insights over the state machine's log group and the key Lambda's: both
+    records carry ``execution_arn``; the key Lambda's also ``idempotency_key`` (never the event)."""
+    states = sorted(f'"{prefix}{state}"' for prefix in workflow.steps.values() for o in OUTCOMES for state in o.states)
+    return [
+        "fields execution_arn, idempotency_key, details.name",
+        f"filter ispresent(idempotency_key) or details.name in [{', '.join(states)}]",
+        "stats latest(idempotency_key) as key, latest(details.name) as outcome by execution_arn",
+        "filter ispresent(outcome)",
+        "sort outcome",
+    ]

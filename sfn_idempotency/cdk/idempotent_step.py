@@ -186,6 +186,7 @@ class IdempotentStep(sfn.StateMachineFragment):
                 log_group=log_group,
                 workflow_name=Names.unique_id(self),
                 steps={key_prefix: f"{self.state_name}{SEPARATOR}"},
+                key_log_group=self.key_function.log_group,
                 dashboard=dashboard,
                 alarms=alarms,
             )

@@ -135,6 +135,7 @@ class IdempotentWorkflow(Construct):
                 log_group=state_machine_logs(self),
                 workflow_name=Names.unique_id(self),
                 steps={key_prefix: ""},
+                key_log_group=self.compute_key_function.log_group,
                 dashboard=dashboard,
                 alarms=alarms,
             )

@@ -68,6 +68,7 @@ class InlineWorkflow(Construct):
                 log_group=state_machine_logs(self),
                 workflow_name=Names.unique_id(self),
                 steps={prefix: f"{state}{SEPARATOR}" for state, prefix in steps.items()},
+                key_log_group=self.key_function.log_group,
                 dashboard=dashboard,
                 alarms=alarms,
             )

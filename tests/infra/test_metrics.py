@@ -3,6 +3,7 @@ execution data), a dashboard and alarms; each can be turned off."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import aws_cdk as cdk
@@ -148,3 +149,11 @@ def test_an_inline_step_counts_on_the_log_group_it_is_given(templates: dict[str,
         },
     )
     template.resource_count_is("AWS::CloudWatch::Dashboard", 1)
+
+
+def test_the_dashboard_lists_each_outcome_s_key_from_both_log_groups(templates: dict[str, Template]):
+    # The query reads the state machine's records and the key Lambda's, which both carry execution_arn
+    body = json.dumps(templates["Default"].find_resources("AWS::CloudWatch::Dashboard"))
+    assert "stats latest(idempotency_key) as key, latest(details.name) as outcome by execution_arn" in body
+    assert "WorkflowComputeKeyLogs" in body
+    assert "WorkflowStateMachineLogs" in body

@@ -179,3 +179,22 @@ def test_state_without_event_envelope_is_rejected(state, fixed_clock):
 def test_bad_configuration_fails_the_cold_start_not_the_first_request():
     with pytest.raises(ConfigurationError, match="IDEMPOTENCY_HASH_FUNCTION"):
         key_lambda(IDEMPOTENCY_HASH_FUNCTION="nope")
+
+
+def test_the_key_is_logged_with_its_execution_and_without_the_event(fixed_clock, caplog):
+    # Given the key Lambda at INFO; When the flow asks for a key, naming its execution
+    invoke = key_lambda(IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId", POWERTOOLS_LOG_LEVEL="INFO")
+    execution = "arn:aws:states:us-east-1:123456789012:execution:orders:e-1"
+    with caplog.at_level(logging.INFO):
+        output = invoke({"event": {"orderId": "o-1", "card": "4111-SECRET"}, "execution": execution})
+
+    # Then one JSON line names the key and the execution, so an operator finds any outcome's
+    # record; and the event's values are in no line (each line as Powertools' formatter writes it:
+    # the handler's stream is the first test's, pytest's capture is not)
+    formatter = logging.getLogger("sfn-idempotency").handlers[0].formatter
+    assert formatter is not None
+    lines = [json.loads(formatter.format(record)) for record in caplog.records if record.name == "sfn-idempotency"]
+    (computed,) = [line for line in lines if line["message"] == "Idempotency key computed"]
+    assert computed["idempotency_key"] == output["idempotency"]["key"]
+    assert computed["execution_arn"] == execution
+    assert not any("4111-SECRET" in json.dumps(line) or "o-1" in json.dumps(line) for line in lines)
