@@ -32,15 +32,24 @@ class Outcome:
 
 
 OUTCOMES = (
-    Outcome("FirstRuns", "TaskStateEntered", ("Complete",), "the business step ran and its result is recorded"),
-    Outcome("Replays", "PassStateEntered", ("Replay", "ReplayUntrackedRecord"), "a duplicate replayed the result"),
+    Outcome(
+        "FirstRuns", "TaskStateEntered", ("Complete",), "the business step ran and its result is recorded"
+    ),
+    Outcome(
+        "Replays", "PassStateEntered", ("Replay", "ReplayUntrackedRecord"), "a duplicate replayed the result"
+    ),
     Outcome(
         "InProgressRefusals",
         "FailStateEntered",
         ("AlreadyInProgress", "AlreadyInProgressUntracked"),
         "a duplicate found the key in progress and failed (safe to retry)",
     ),
-    Outcome("ReleasedFailures", "TaskStateEntered", ("Release",), "the business step failed; its claim was released"),
+    Outcome(
+        "ReleasedFailures",
+        "TaskStateEntered",
+        ("Release",),
+        "the business step failed; its claim was released",
+    ),
     Outcome("LeaseTakeovers", "PassStateEntered", ("LeaseTakenOver",), "an expired lease was taken over"),
     Outcome(
         "PersistenceErrors",

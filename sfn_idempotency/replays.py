@@ -51,11 +51,26 @@ MARK_REPLAY = "MarkReplay"
 REPLAY_STATES = (REPLAY_UNTRACKED, REPLAY_HOOK, MARK_REPLAY)  # the states the options may add
 INTRINSIC_FUNCTIONS = frozenset(
     "States." + name
-    for name in (
-        "Format StringToJson JsonToString Array ArrayPartition ArrayContains ArrayRange ArrayGetItem "
-        "ArrayLength ArrayUnique Base64Encode Base64Decode Hash JsonMerge MathRandom MathAdd "
-        "StringSplit UUID"
-    ).split()
+    for name in [
+        "Format",
+        "StringToJson",
+        "JsonToString",
+        "Array",
+        "ArrayPartition",
+        "ArrayContains",
+        "ArrayRange",
+        "ArrayGetItem",
+        "ArrayLength",
+        "ArrayUnique",
+        "Base64Encode",
+        "Base64Decode",
+        "Hash",
+        "JsonMerge",
+        "MathRandom",
+        "MathAdd",
+        "StringSplit",
+        "UUID",
+    ]
 )
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _JSONATA = re.compile(r"\A\{%(.*)%\}\Z", re.DOTALL)
@@ -197,7 +212,11 @@ def _jsonpath_replay(states: dict[str, Any], options: ReplayOptions) -> None:
         state["Next"] = REPLAY_HOOK
     states[REPLAY_UNTRACKED] = untracked
     if options.hook is not None:
-        hook: dict[str, Any] = {"Type": "Pass", "Comment": "The user's replay hook.", "Parameters": options.hook}
+        hook: dict[str, Any] = {
+            "Type": "Pass",
+            "Comment": "The user's replay hook.",
+            "Parameters": options.hook,
+        }
         states[REPLAY_HOOK] = hook
         if options.marker is None:
             hook["End"] = True

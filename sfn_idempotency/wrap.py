@@ -23,6 +23,7 @@ The key Lambda's settings travel in the ComputeKey payload: one key Lambda serve
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -123,7 +124,7 @@ class StepSettings:
     query_language: str = JSONPATH
     # The flow's own replay options (its marker, if any, under INNER_MARKER), and where the step
     # places the marker: a reference path (JSONPath) or a field of the Task's Output (JSONata).
-    replay: ReplayOptions = ReplayOptions()
+    replay: ReplayOptions = dataclasses.field(default_factory=ReplayOptions)
     marker_place: str | None = None
 
 
@@ -254,10 +255,14 @@ def _check_marker_place(task: dict[str, Any], state_name: str, place: str, query
                 "collide with it"
             )
         if place in output:
-            raise ReplayOptionError(f"the Task's Output already has a field {place!r}: name the marker another")
+            raise ReplayOptionError(
+                f"the Task's Output already has a field {place!r}: name the marker another"
+            )
         return
     if not _REFERENCE_PATH.fullmatch(place):
-        raise ReplayOptionError(f"a JSONPath step's replay marker is a reference path like '$.replay', got {place!r}")
+        raise ReplayOptionError(
+            f"a JSONPath step's replay marker is a reference path like '$.replay', got {place!r}"
+        )
     result_path = task.get("ResultPath", "$")
     if result_path == "$":
         raise ReplayOptionError(
@@ -266,9 +271,7 @@ def _check_marker_place(task: dict[str, Any], state_name: str, place: str, query
         )
     if task.get("OutputPath", "$") != "$":
         raise ReplayOptionError("the replay marker needs the Task's whole output: drop its OutputPath")
-    if result_path is not None and (
-        _within(place, str(result_path)) or _within(str(result_path), place)
-    ):
+    if result_path is not None and (_within(place, str(result_path)) or _within(str(result_path), place)):
         raise ReplayOptionError(f"the replay marker {place!r} overlaps the Task's ResultPath {result_path!r}")
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from aws_cdk import Duration
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
@@ -44,7 +45,9 @@ class IdempotencyMetrics(Construct):
         self.workflow = IdempotentSteps(workflow=workflow_name, steps=dict(steps))
         self._metrics: dict[tuple[str, str], cloudwatch.Metric] = {}
         self._build_metric_filters(log_group)
-        self.alarms: list[cloudwatch.Alarm] = self._build_alarms(in_progress_refusal_percent) if alarms else []
+        self.alarms: list[cloudwatch.Alarm] = (
+            self._build_alarms(in_progress_refusal_percent) if alarms else []
+        )
         self.dashboard = self._build_dashboard(log_group, key_log_group) if dashboard else None
 
     def metric(self, key_prefix: str, outcome: str) -> cloudwatch.Metric:
@@ -142,10 +145,17 @@ class IdempotencyMetrics(Construct):
         return dashboard
 
 
+def log_group_of(function: lambda_.IFunction) -> logs.ILogGroup | None:
+    """A function's log group, when the construct knows it (one given as an IFunction may not)."""
+    return function.log_group if isinstance(function, lambda_.Function) else None
+
+
 def keys_by_outcome_query(workflow: IdempotentSteps) -> list[str]:
     """CloudWatch Logs Insights over the state machine's log group and the key Lambda's: both
     records carry ``execution_arn``; the key Lambda's also ``idempotency_key`` (never the event)."""
-    states = sorted(f'"{prefix}{state}"' for prefix in workflow.steps.values() for o in OUTCOMES for state in o.states)
+    states = sorted(
+        f'"{prefix}{state}"' for prefix in workflow.steps.values() for o in OUTCOMES for state in o.states
+    )
     return [
         "fields execution_arn, idempotency_key, details.name",
         f"filter ispresent(idempotency_key) or details.name in [{', '.join(states)}]",

@@ -20,7 +20,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics, log_group_of
 from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
@@ -186,7 +186,7 @@ class IdempotentStep(sfn.StateMachineFragment):
                 log_group=log_group,
                 workflow_name=Names.unique_id(self),
                 steps={key_prefix: f"{self.state_name}{SEPARATOR}"},
-                key_log_group=self.key_function.log_group,
+                key_log_group=log_group_of(self.key_function),
                 dashboard=dashboard,
                 alarms=alarms,
             )

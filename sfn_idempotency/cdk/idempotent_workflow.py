@@ -15,10 +15,10 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable, grant_item_access
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
-from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of, state_machine_logs
 from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError

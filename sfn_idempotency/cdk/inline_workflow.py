@@ -12,8 +12,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics, log_group_of
 from sfn_idempotency.cdk.idempotent_step import IdempotencyKeyFunction, inline_step_statements
-from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.state_machines import build_state_machine, state_machine_logs
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, SEPARATOR, TABLE_PLACEHOLDER, wrapped_steps
@@ -68,7 +68,7 @@ class InlineWorkflow(Construct):
                 log_group=state_machine_logs(self),
                 workflow_name=Names.unique_id(self),
                 steps={prefix: f"{state}{SEPARATOR}" for state, prefix in steps.items()},
-                key_log_group=self.key_function.log_group,
+                key_log_group=log_group_of(self.key_function),
                 dashboard=dashboard,
                 alarms=alarms,
             )

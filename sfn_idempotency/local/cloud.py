@@ -22,7 +22,6 @@ from botocore.config import Config
 
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
-from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
 from sfn_idempotency.local import activities, compat, mock_files, redrive, state_entry
 from sfn_idempotency.local.backends import Backend, InProcessBackend
@@ -42,6 +41,7 @@ from sfn_idempotency.local.observability import metric_filters
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.request_guard import AccessPolicy
 from sfn_idempotency.local.rest_apis import REST_API_TYPE, RestApiServers
+from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
@@ -364,7 +364,9 @@ class LocalCloud:
         logging_configuration = (
             self._express_logging(name)
             if workflow_type == "EXPRESS"
-            else self._metrics_logging(name) if metrics is not None else {}
+            else self._metrics_logging(name)
+            if metrics is not None
+            else {}
         )
         if metrics is not None:
             put_metric_filters(self.client("logs"), f"{EXPRESS_LOG_GROUP_PREFIX}{name}", metrics)

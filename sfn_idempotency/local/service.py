@@ -20,8 +20,8 @@ from sfn_idempotency.local.cloud import (
     LocalCloud,
 )
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
-from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.metrics import IdempotentSteps
+from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
 from sfn_idempotency.replays import replay_options_applied
 from sfn_idempotency.resources import (

@@ -40,7 +40,10 @@ def test_the_workflow_s_outcomes_are_counted_per_key_prefix(page: Page, served: 
 
     # Then its outcomes are there, as its metric filters counted the demo's scenarios
     row = page.one("#outcomes tbody tr")
-    cells = {cell.get_attribute("data-outcome"): cell.text for cell in row.find_elements("css selector", "td[data-outcome]")}
+    cells = {
+        cell.get_attribute("data-outcome"): cell.text
+        for cell in row.find_elements("css selector", "td[data-outcome]")
+    }
     assert row.find_element("css selector", "td").text == served.service.settings.key_prefix
     assert cells == {
         "FirstRuns": "3",

@@ -63,14 +63,20 @@ def test_every_stack_deploys_and_only_the_pipe_is_skipped(
     alarms = cloud.client("cloudwatch").describe_alarms()["MetricAlarms"]
     assert len(alarms) == sum(len(stack.of_type("AWS::CloudWatch::Alarm")) for stack in deployed.stacks) > 0
     dashboards = cloud.client("cloudwatch").list_dashboards()["DashboardEntries"]
-    assert len(dashboards) == sum(len(stack.of_type("AWS::CloudWatch::Dashboard")) for stack in deployed.stacks)
+    assert len(dashboards) == sum(
+        len(stack.of_type("AWS::CloudWatch::Dashboard")) for stack in deployed.stacks
+    )
 
 
-def test_the_stack_s_metric_filters_count_outcomes_as_the_engine_s_own(cloud: LocalCloud, service: DeployedStack):
+def test_the_stack_s_metric_filters_count_outcomes_as_the_engine_s_own(
+    cloud: LocalCloud, service: DeployedStack
+):
     # Given the order workflow's metric filters, as the stack deployed them on its log group
     logs = cloud.client("logs")
     filters = [
-        f for f in logs.describe_metric_filters()["metricFilters"] if f["filterName"].endswith("-orders-Replays")
+        f
+        for f in logs.describe_metric_filters()["metricFilters"]
+        if f["filterName"].endswith("-orders-Replays")
     ]
     (replays,) = [f for f in filters if "OrderWorkflow" in f["filterName"]]
     metric = replays["metricTransformations"][0]

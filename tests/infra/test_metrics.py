@@ -27,7 +27,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 def business(stack: cdk.Stack) -> lambda_.Function:
     return lambda_.Function(
-        stack, "Business", runtime=RUNTIME, handler="index.handler", code=lambda_.Code.from_inline("def handler(e, c): return e")
+        stack,
+        "Business",
+        runtime=RUNTIME,
+        handler="index.handler",
+        code=lambda_.Code.from_inline("def handler(e, c): return e"),
     )
 
 
@@ -48,7 +52,9 @@ def templates() -> dict[str, Template]:
         "Parameters": {"FunctionName": business(step_stack).function_arn, "Payload.$": "$"},
         "ResultPath": "$.placed",
     }
-    step = IdempotentStep(step_stack, "PlaceOrder", task=task, table=table, key_prefix="shop", log_group=group)
+    step = IdempotentStep(
+        step_stack, "PlaceOrder", task=task, table=table, key_prefix="shop", log_group=group
+    )
     IdempotentStep(step_stack, "Unwatched", task=task, table=table, key_prefix="other")
     sfn.StateMachine(
         step_stack,
@@ -93,7 +99,11 @@ def test_alarms_watch_persistence_errors_and_the_rate_of_in_progress_refusals(te
         {
             "Metrics": [
                 Match.object_like(
-                    {"MetricStat": Match.object_like({"Metric": Match.object_like({"MetricName": "PersistenceErrors"}), "Stat": "Sum"})}
+                    {
+                        "MetricStat": Match.object_like(
+                            {"Metric": Match.object_like({"MetricName": "PersistenceErrors"}), "Stat": "Sum"}
+                        )
+                    }
                 )
             ],
             "Threshold": 1,

@@ -4,8 +4,8 @@ One behavioural spec: every scenario runs on the standalone workflow and on a Ta
 
 from __future__ import annotations
 
-import json
 import datetime
+import json
 import re
 from typing import Any
 

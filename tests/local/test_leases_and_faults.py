@@ -203,7 +203,13 @@ def test_release_that_fails_still_reports_the_business_error(
     local_cloud.clock.advance(idempotent_service.settings.lease + 1)
     states = idempotent_service.run(bad).states
     assert states[:7] == [
-        "ComputeKey", "RouteByKey", "Claim", "Read", "RouteByRecord", "TakeOverExpiredLease", "LeaseTakenOver"
+        "ComputeKey",
+        "RouteByKey",
+        "Claim",
+        "Read",
+        "RouteByRecord",
+        "TakeOverExpiredLease",
+        "LeaseTakenOver",
     ]
     assert states[7] == "Execute"
 
@@ -268,5 +274,10 @@ def test_a_takeover_that_loses_the_race_is_in_progress(
     # When the order arrives, Then it is in progress, and the business step did not run
     result = idempotent_service.run(ORDER)
     assert result.error == "IdempotencyAlreadyInProgressError"
-    assert result.states[-4:] == ["RouteByRecord", "TakeOverExpiredLease", "StillInProgress", "AlreadyInProgress"]
+    assert result.states[-4:] == [
+        "RouteByRecord",
+        "TakeOverExpiredLease",
+        "StillInProgress",
+        "AlreadyInProgress",
+    ]
     assert idempotent_service.business_runs == 0

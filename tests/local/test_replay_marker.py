@@ -17,7 +17,11 @@ from tests.local.conftest import FLAVOURS
 
 ORDER = {"orderId": "o-1", "amount": 25}
 HOOKS = {
-    "JSONPath": {"order.$": "$.output", "replayOf.$": "$.record.firstExecution", "at.$": "$.record.completedAt"},
+    "JSONPath": {
+        "order.$": "$.output",
+        "replayOf.$": "$.record.firstExecution",
+        "at.$": "$.record.completedAt",
+    },
     "JSONata": "{% {'order': $output, 'replayOf': $record.firstExecution, 'at': $record.completedAt} %}",
 }
 
@@ -55,7 +59,9 @@ def test_with_the_marker_each_run_says_whether_it_replayed(local_cloud: LocalClo
     assert service.flow_states(second)[-1] == "Replay"
 
 
-def test_without_the_marker_a_replay_is_the_first_output_byte_for_byte(local_cloud: LocalCloud, language: str):
+def test_without_the_marker_a_replay_is_the_first_output_byte_for_byte(
+    local_cloud: LocalCloud, language: str
+):
     # Given the flow without options; When the same order runs twice
     service = IdempotentService(local_cloud, query_language=language)
     first, second = service.run(ORDER), service.run(ORDER)
@@ -140,7 +146,9 @@ def jsonpath_orders_machine() -> dict[str, Any]:
             },
             "FirstTime": {
                 "Type": "Choice",
-                "Choices": [{"Variable": "$.placement.replayed", "BooleanEquals": False, "Next": "SendEmail"}],
+                "Choices": [
+                    {"Variable": "$.placement.replayed", "BooleanEquals": False, "Next": "SendEmail"}
+                ],
                 "Default": "Done",
             },
             "SendEmail": {
@@ -169,13 +177,18 @@ def jsonata_orders_machine() -> dict[str, Any]:
             },
             "FirstTime": {
                 "Type": "Choice",
-                "Choices": [{"Condition": "{% $not($states.input.placement.replayed) %}", "Next": "SendEmail"}],
+                "Choices": [
+                    {"Condition": "{% $not($states.input.placement.replayed) %}", "Next": "SendEmail"}
+                ],
                 "Default": "Done",
             },
             "SendEmail": {
                 "Type": "Task",
                 "Resource": "arn:aws:states:::lambda:invoke",
-                "Arguments": {"FunctionName": "${SendEmailFunctionArn}", "Payload": "{% $states.input.placed %}"},
+                "Arguments": {
+                    "FunctionName": "${SendEmailFunctionArn}",
+                    "Payload": "{% $states.input.placed %}",
+                },
                 "Output": "{% $states.input %}",
                 "Next": "Done",
             },
@@ -194,7 +207,11 @@ def in_a_map(machine: dict[str, Any], language: str) -> dict[str, Any]:
     processor["ProcessorConfig"] = {"Mode": "INLINE"}
     items = {"Items": "{% $states.input.orders %}"} if language == "JSONata" else {"ItemsPath": "$.orders"}
     state = {"Type": "Map", **items, "ItemProcessor": processor, "End": True}
-    return {**{k: v for k, v in machine.items() if k == "QueryLanguage"}, "StartAt": "Orders", "States": {"Orders": state}}
+    return {
+        **{k: v for k, v in machine.items() if k == "QueryLanguage"},
+        "StartAt": "Orders",
+        "States": {"Orders": state},
+    }
 
 
 @pytest.mark.parametrize("workflow_type", ["STANDARD", "EXPRESS"])

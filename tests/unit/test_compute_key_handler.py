@@ -193,7 +193,9 @@ def test_the_key_is_logged_with_its_execution_and_without_the_event(fixed_clock,
     # the handler's stream is the first test's, pytest's capture is not)
     formatter = logging.getLogger("sfn-idempotency").handlers[0].formatter
     assert formatter is not None
-    lines = [json.loads(formatter.format(record)) for record in caplog.records if record.name == "sfn-idempotency"]
+    lines = [
+        json.loads(formatter.format(record)) for record in caplog.records if record.name == "sfn-idempotency"
+    ]
     (computed,) = [line for line in lines if line["message"] == "Idempotency key computed"]
     assert computed["idempotency_key"] == output["idempotency"]["key"]
     assert computed["execution_arn"] == execution

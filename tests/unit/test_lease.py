@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -89,7 +90,7 @@ def test_a_waiting_duplicate_backs_off_within_the_lease(lease: int, longest: int
     schedule = wait_schedule(settings)
     # Then it doubles from one second up to the cap, and all of it fits in the lease (or the cap)
     assert schedule[0] == 1
-    assert all(b == min(2 * a, LONGEST_WAIT_SECONDS) for a, b in zip(schedule, schedule[1:], strict=False))
+    assert all(b == min(2 * a, LONGEST_WAIT_SECONDS) for a, b in itertools.pairwise(schedule))
     limit = min(longest or lease, lease)
     assert sum(schedule) <= limit < sum(schedule) + min(2 * schedule[-1], LONGEST_WAIT_SECONDS)
 

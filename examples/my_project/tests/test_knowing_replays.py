@@ -47,7 +47,10 @@ def test_my_choice_on_replayed_sends_the_receipt_once(local_cloud: LocalCloud) -
     assert first.status == again.status == "SUCCEEDED"
     assert local_cloud.lambdas.invocations("charge") == 1
     assert local_cloud.lambdas.invocations("receipt") == 1
-    assert (first.output["chargeReplay"]["replayed"], again.output["chargeReplay"]["replayed"]) == (False, True)
+    assert (first.output["chargeReplay"]["replayed"], again.output["chargeReplay"]["replayed"]) == (
+        False,
+        True,
+    )
     assert again.output["charged"] == first.output["charged"]
     assert again.output["chargeReplay"]["firstExecution"] == first.arn
 
@@ -78,7 +81,10 @@ def test_a_waiting_duplicate_gets_the_first_charge(local_cloud: LocalCloud) -> N
         return {"paymentId": event["paymentId"], "chargeId": "ch-1"}
 
     service = IdempotentService(
-        local_cloud, payments(IDEMPOTENCY_WAIT_FOR_IN_PROGRESS="true"), name="payments", business_handler=slow_charge
+        local_cloud,
+        payments(IDEMPOTENCY_WAIT_FOR_IN_PROGRESS="true"),
+        name="payments",
+        business_handler=slow_charge,
     )
     first = service.start(PAYMENT)
     assert entered.wait(20)
@@ -87,7 +93,11 @@ def test_a_waiting_duplicate_gets_the_first_charge(local_cloud: LocalCloud) -> N
     # When the first charge finishes
     release.set()
     # Then the duplicate ends with the first charge, and the card was charged once
-    assert local_cloud.wait(duplicate).output == local_cloud.wait(first).output == {"paymentId": "p-7", "chargeId": "ch-1"}
+    assert (
+        local_cloud.wait(duplicate).output
+        == local_cloud.wait(first).output
+        == {"paymentId": "p-7", "chargeId": "ch-1"}
+    )
     assert service.business_runs == 1
 
 

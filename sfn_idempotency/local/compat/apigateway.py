@@ -97,7 +97,9 @@ def _delete_stage(_name: str, properties: Mapping[str, Any], account_id: str, re
     _backend(account_id, region_name).delete_stage(properties["RestApiId"], properties["StageName"])
 
 
-def _set_cloudwatch_role(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _set_cloudwatch_role(
+    _name: str, properties: Mapping[str, Any], account_id: str, region_name: str
+) -> None:
     operation = {
         "op": "replace",
         "path": "/cloudwatchRoleArn",
@@ -106,7 +108,9 @@ def _set_cloudwatch_role(_name: str, properties: Mapping[str, Any], account_id: 
     _backend(account_id, region_name).update_account([operation])
 
 
-def _keep_the_account_setting(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _keep_the_account_setting(
+    _name: str, properties: Mapping[str, Any], account_id: str, region_name: str
+) -> None:
     """As on AWS: deleting the resource leaves the account's setting."""
 
 

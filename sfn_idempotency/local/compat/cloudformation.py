@@ -281,7 +281,9 @@ def _put_metric_filter(name: str, properties: Mapping[str, Any], account_id: str
     )
 
 
-def _delete_metric_filter(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _delete_metric_filter(
+    name: str, properties: Mapping[str, Any], account_id: str, region_name: str
+) -> None:
     from moto.logs.models import logs_backends
 
     logs_backends[account_id][region_name].filters.delete_filter(
@@ -303,7 +305,9 @@ def _put_alarm(name: str, properties: Mapping[str, Any], account_id: str, region
         if stat:
             metric = stat["Metric"]
             metric_stat = MetricStat(
-                metric=Metric(metric["MetricName"], metric["Namespace"], dimensions(metric.get("Dimensions"))),
+                metric=Metric(
+                    metric["MetricName"], metric["Namespace"], dimensions(metric.get("Dimensions"))
+                ),
                 period=stat.get("Period"),
                 stat=stat.get("Stat"),
                 unit=stat.get("Unit"),

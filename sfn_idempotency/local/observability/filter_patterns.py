@@ -53,7 +53,9 @@ def compile_pattern(pattern: str) -> Matcher:
 
 # -- term patterns ---------------------------------------------------------------------------------
 def _term_matcher(text: str) -> Matcher:
-    terms = [match[1] if match[1] is not None else match[2] for match in re.finditer(r'"([^"]*)"|(\S+)', text)]
+    terms = [
+        match[1] if match[1] is not None else match[2] for match in re.finditer(r'"([^"]*)"|(\S+)', text)
+    ]
     required = [term for term in terms if not term.startswith(("?", "-"))]
     optional = [term[1:] for term in terms if term.startswith("?")]
     excluded = [term[1:] for term in terms if term.startswith("-") and len(term) > 1]
@@ -190,12 +192,12 @@ def _selector(text: str) -> Callable[[Any], Any]:
     def select(document: Any) -> Any:
         value = document
         for part in parts:
-            if isinstance(part, int) and isinstance(value, list) and part < len(value):
-                value = value[part]
-            elif isinstance(part, str) and isinstance(value, dict) and part in value:
-                value = value[part]
-            else:
+            if isinstance(part, int):
+                if not (isinstance(value, list) and part < len(value)):
+                    return _ABSENT
+            elif not (isinstance(value, dict) and part in value):
                 return _ABSENT
+            value = value[part]
         return value
 
     return select

@@ -33,7 +33,9 @@ def _matcher(pattern: str) -> Matcher:
 
 
 def _refused_patterns(original: Any) -> Any:
-    def put_metric_filter(self: Any, filter_name: str, filter_pattern: str, *args: Any, **kwargs: Any) -> None:
+    def put_metric_filter(
+        self: Any, filter_name: str, filter_pattern: str, *args: Any, **kwargs: Any
+    ) -> None:
         from moto.logs.exceptions import InvalidParameterException
 
         try:
@@ -84,7 +86,9 @@ def _datum(transformation: dict[str, Any], message: str, timestamp_ms: int) -> d
         "MetricName": transformation["metricName"],
         "Value": value,
         # moto keeps naive UTC times (its utcnow), and compares them with the times asked for.
-        "Timestamp": datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.timezone.utc).replace(tzinfo=None),
+        "Timestamp": datetime.datetime.fromtimestamp(timestamp_ms / 1000, tz=datetime.UTC).replace(
+            tzinfo=None
+        ),
     }
     if transformation.get("unit"):
         datum["Unit"] = transformation["unit"]

@@ -27,7 +27,7 @@ def put_metric_filters(logs: Any, log_group: str, workflow: IdempotentSteps) -> 
 
 def outcome_counts(cloudwatch: Any, workflow: str, key_prefix: str) -> dict[str, int]:
     """Every outcome's count so far (0 for one that never happened)."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     counts = {}
     for name in OUTCOME_NAMES:
         answer = cloudwatch.get_metric_statistics(
