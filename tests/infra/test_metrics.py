@@ -167,3 +167,17 @@ def test_the_dashboard_lists_each_outcome_s_key_from_both_log_groups(templates: 
     assert "stats latest(idempotency_key) as key, latest(details.name) as outcome by execution_arn" in body
     assert "WorkflowComputeKeyLogs" in body
     assert "WorkflowStateMachineLogs" in body
+
+
+def test_the_http_front_door_counts_its_place_order_step(service: Template):
+    # The service stack's IdempotentHttpApi: an InlineWorkflow, its wrapped PlaceOrder counted
+    replays = next(outcome for outcome in OUTCOMES if outcome.metric_name == "Replays")
+    service.has_resource_properties(
+        "AWS::Logs::MetricFilter",
+        {
+            "FilterPattern": filter_pattern(replays, "PlaceOrder."),
+            "MetricTransformations": [
+                Match.object_like({"MetricNamespace": Match.string_like_regexp(r"^SfnIdempotency/.*OrdersHttpApi.*/")})
+            ],
+        },
+    )

@@ -320,3 +320,38 @@ def test_a_hook_that_cannot_run_is_refused_when_the_machine_is_built(
 def test_a_standalone_marker_is_a_field_name_of_its_own(local_cloud: LocalCloud, marker: str):
     with pytest.raises(ReplayOptionError, match="not a field name of its own"):
         IdempotentService(local_cloud, replay_marker=marker)
+
+
+def test_a_parent_that_nests_the_flow_chooses_on_the_child_s_marker(local_cloud: LocalCloud, language: str):
+    # Given the standalone flow with the marker, nested by a parent that confirms first runs only
+    service = IdempotentService(local_cloud, query_language=language, replay_marker="idempotency")
+    parent = {
+        "StartAt": "Order",
+        "States": {
+            "Order": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::states:startExecution.sync:2",
+                "Parameters": {"StateMachineArn": "${IdempotencyStateMachineArn}", "Input.$": "$"},
+                "Next": "FirstTime",
+            },
+            "FirstTime": {
+                "Type": "Choice",
+                "Choices": [
+                    {"Variable": "$.Output.idempotency.replayed", "BooleanEquals": False, "Next": "Confirm"}
+                ],
+                "Default": "AlreadyConfirmed",
+            },
+            "Confirm": {"Type": "Pass", "Result": "confirmed", "End": True},
+            "AlreadyConfirmed": {"Type": "Pass", "Result": "replayed", "End": True},
+        },
+    }
+    arn = local_cloud.create_state_machine(
+        "shop-parent", json.dumps(parent), {"IdempotencyStateMachineArn": service.state_machine_arn}
+    )
+
+    # When two identical orders go through the parent
+    first, second = local_cloud.run(arn, ORDER), local_cloud.run(arn, ORDER)
+
+    # Then the first confirms and the second knows it replayed; the order was placed once
+    assert (first.output, second.output) == ("confirmed", "replayed")
+    assert service.business_runs == 1

@@ -18,6 +18,7 @@ PatternError rather than matched wrongly.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -81,7 +82,7 @@ def _json_matcher(text: str) -> Matcher:
 
     def matches(message: str) -> bool:
         try:
-            document = json.loads(message)
+            document = _parsed(message)
         except ValueError:
             return False
         return condition(document)
@@ -90,6 +91,12 @@ def _json_matcher(text: str) -> Matcher:
 
 
 Condition = Callable[[Any], bool]
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(message: str) -> Any:
+    """One event parsed once for all the filters of its group (the conditions only read it)."""
+    return json.loads(message)
 
 
 class _Parser:
