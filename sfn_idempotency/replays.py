@@ -38,6 +38,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from jsonata import Jsonata  # jsonata-python: the evaluator the local engine runs too
+
 from sfn_idempotency.definitions import DefinitionError
 
 JSONPATH, JSONATA = "JSONPath", "JSONata"
@@ -73,6 +75,7 @@ INTRINSIC_FUNCTIONS = frozenset(
     ]
 )
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_]*)+")
 _JSONATA = re.compile(r"\A\{%(.*)%\}\Z", re.DOTALL)
 _PATH_IN_EXPRESSION = re.compile(r"\$\$?[\w.\[\]*]*")
 
@@ -121,10 +124,6 @@ def _check_jsonata_hook(hook: Any) -> None:
             "$output and $record)"
         )
     try:
-        from jsonata import Jsonata  # jsonata-python: the evaluator the local engine runs
-    except ImportError:  # pragma: no cover - a dependency of both extras
-        return
-    try:
         Jsonata(match[1])
     except Exception as error:  # the library raises its own JException for any syntax error
         raise ReplayOptionError(f"the replay hook is not valid JSONata: {error}") from None
@@ -161,6 +160,44 @@ def _check_selection(value: Any, where: str) -> None:
         field = rest.split(".")[0].split("[")[0]
         if head == "record" and field and field not in RECORD_FIELDS:
             raise ReplayOptionError(f"{where}: $.record has {', '.join(RECORD_FIELDS)}; not {field!r}")
+
+
+def check_marker_place(task: dict[str, Any], place: str, query_language: str) -> None:
+    """An inline step's marker must have a place of its own in the step's output, whatever the
+    result is: beside the Task's ResultPath (JSONPath), or beside the fields of its Output (JSONata)."""
+    if query_language == JSONATA:
+        output = task.get("Output")
+        if not _FIELD_NAME.fullmatch(place):
+            raise ReplayOptionError(f"a JSONata step's replay marker is a field name, got {place!r}")
+        if not isinstance(output, dict):
+            raise ReplayOptionError(
+                "the replay marker goes beside the fields of the Task's Output: give the Task an "
+                "Output that is a JSON object (its result in one field), so that the marker cannot "
+                "collide with it"
+            )
+        if place in output:
+            raise ReplayOptionError(
+                f"the Task's Output already has a field {place!r}: name the marker another"
+            )
+        return
+    if not _REFERENCE_PATH.fullmatch(place):
+        raise ReplayOptionError(
+            f"a JSONPath step's replay marker is a reference path like '$.replay', got {place!r}"
+        )
+    result_path = task.get("ResultPath", "$")
+    if result_path == "$":
+        raise ReplayOptionError(
+            "the Task's result replaces its whole input (no ResultPath): give it a ResultPath, so "
+            "that the replay marker has a place beside the result"
+        )
+    if task.get("OutputPath", "$") != "$":
+        raise ReplayOptionError("the replay marker needs the Task's whole output: drop its OutputPath")
+    if result_path is not None and (_within(place, str(result_path)) or _within(str(result_path), place)):
+        raise ReplayOptionError(f"the replay marker {place!r} overlaps the Task's ResultPath {result_path!r}")
+
+
+def _within(path: str, other: str) -> bool:
+    return path == other or path.startswith(other + ".")
 
 
 # -- rewriting the flow ----------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from sfn_idempotency.replays import (
     RESULT_FIELD,
     ReplayOptionError,
     ReplayOptions,
+    check_marker_place,
     checked_options,
     with_replay_options,
 )
@@ -108,7 +109,6 @@ _MISSING = object()
 # The key Lambda logs each key with the execution that asked for it: an outcome's key is findable.
 EXECUTION_SELECTOR = {"execution.$": "$$.Execution.Id"}
 INNER_MARKER = "marker"  # the marker's field in the flow's envelope, inside the step's branch
-_REFERENCE_PATH = re.compile(r"\$(\.[A-Za-z_][A-Za-z0-9_]*)+")
 
 
 class WrapError(DefinitionError):
@@ -201,7 +201,7 @@ def step_settings(
     timeout = timeout_seconds or task_timeout or DEFAULT_TIMEOUT_SECONDS
     try:
         if replay_marker is not None:
-            _check_marker_place(task, state_name, replay_marker, query_language)
+            check_marker_place(task, replay_marker, query_language)
         replay = checked_options(
             INNER_MARKER if replay_marker is not None else None, replay_hook, query_language
         )
@@ -240,43 +240,6 @@ def step_settings(
         replay=replay,
         marker_place=replay_marker,
     )
-
-
-def _check_marker_place(task: dict[str, Any], state_name: str, place: str, query_language: str) -> None:
-    """The marker must have a place of its own in the step's output, whatever the result is."""
-    if query_language == JSONATA:
-        output = task.get("Output")
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", place):
-            raise ReplayOptionError(f"a JSONata step's replay marker is a field name, got {place!r}")
-        if not isinstance(output, dict):
-            raise ReplayOptionError(
-                "the replay marker goes beside the fields of the Task's Output: give the Task an "
-                "Output that is a JSON object (its result in one field), so that the marker cannot "
-                "collide with it"
-            )
-        if place in output:
-            raise ReplayOptionError(
-                f"the Task's Output already has a field {place!r}: name the marker another"
-            )
-        return
-    if not _REFERENCE_PATH.fullmatch(place):
-        raise ReplayOptionError(
-            f"a JSONPath step's replay marker is a reference path like '$.replay', got {place!r}"
-        )
-    result_path = task.get("ResultPath", "$")
-    if result_path == "$":
-        raise ReplayOptionError(
-            "the Task's result replaces its whole input (no ResultPath): give it a ResultPath, so "
-            "that the replay marker has a place beside the result"
-        )
-    if task.get("OutputPath", "$") != "$":
-        raise ReplayOptionError("the replay marker needs the Task's whole output: drop its OutputPath")
-    if result_path is not None and (_within(place, str(result_path)) or _within(str(result_path), place)):
-        raise ReplayOptionError(f"the replay marker {place!r} overlaps the Task's ResultPath {result_path!r}")
-
-
-def _within(path: str, other: str) -> bool:
-    return path == other or path.startswith(other + ".")
 
 
 # IdempotencySettings fields that wrap_state takes as its keyword arguments, under the same names.
