@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from aws_cdk import Duration
+from aws_cdk import Duration, Names
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
@@ -49,6 +49,29 @@ class IdempotencyMetrics(Construct):
             self._build_alarms(in_progress_refusal_percent) if alarms else []
         )
         self.dashboard = self._build_dashboard(log_group, key_log_group) if dashboard else None
+
+    @classmethod
+    def of(
+        cls,
+        scope: Construct,
+        *,
+        log_group: logs.ILogGroup,
+        steps: Mapping[str, str],
+        key_function: lambda_.IFunction,
+        dashboard: bool,
+        alarms: bool,
+    ) -> IdempotencyMetrics:
+        """The metrics of ``scope``'s steps (a construct of this library), named after it."""
+        return cls(
+            scope,
+            "Metrics",
+            log_group=log_group,
+            workflow_name=Names.unique_id(scope),
+            steps=steps,
+            key_log_group=log_group_of(key_function),
+            dashboard=dashboard,
+            alarms=alarms,
+        )
 
     def metric(self, key_prefix: str, outcome: str) -> cloudwatch.Metric:
         return self._metrics[(key_prefix, outcome)]

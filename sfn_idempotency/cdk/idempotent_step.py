@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from aws_cdk import Duration, JsonNull, Names, Stack
+from aws_cdk import Duration, JsonNull, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -20,7 +20,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics, log_group_of
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
@@ -180,13 +180,11 @@ class IdempotentStep(sfn.StateMachineFragment):
             self._last.next(following)
             self._last = following
         self.metrics = (
-            IdempotencyMetrics(
+            IdempotencyMetrics.of(
                 self,
-                "Metrics",
                 log_group=log_group,
-                workflow_name=Names.unique_id(self),
                 steps={key_prefix: f"{self.state_name}{SEPARATOR}"},
-                key_log_group=log_group_of(self.key_function),
+                key_function=self.key_function,
                 dashboard=dashboard,
                 alarms=alarms,
             )

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from aws_cdk import Duration, Names, RemovalPolicy
+from aws_cdk import Duration, RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -129,13 +129,11 @@ class IdempotentWorkflow(Construct):
             sfn.LogLevel.ALL if metrics else sfn.LogLevel.ERROR,
         )
         self.metrics = (
-            IdempotencyMetrics(
+            IdempotencyMetrics.of(
                 self,
-                "Metrics",
                 log_group=state_machine_logs(self),
-                workflow_name=Names.unique_id(self),
                 steps={key_prefix: ""},
-                key_log_group=self.compute_key_function.log_group,
+                key_function=self.compute_key_function,
                 dashboard=dashboard,
                 alarms=alarms,
             )

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from aws_cdk import Names
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics, log_group_of
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.idempotent_step import IdempotencyKeyFunction, inline_step_statements
 from sfn_idempotency.cdk.state_machines import build_state_machine, state_machine_logs
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
@@ -62,13 +61,11 @@ class InlineWorkflow(Construct):
             log_level=sfn.LogLevel.ALL if metrics else sfn.LogLevel.ERROR,
         )
         self.metrics = (
-            IdempotencyMetrics(
+            IdempotencyMetrics.of(
                 self,
-                "Metrics",
                 log_group=state_machine_logs(self),
-                workflow_name=Names.unique_id(self),
                 steps={prefix: f"{state}{SEPARATOR}" for state, prefix in steps.items()},
-                key_log_group=log_group_of(self.key_function),
+                key_function=self.key_function,
                 dashboard=dashboard,
                 alarms=alarms,
             )

@@ -3,6 +3,7 @@ DynamoDB and SQS APIs answer, and what the engine runs."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
@@ -228,6 +229,84 @@ def test_a_queue_policy_is_set_on_its_queues(local_cloud: LocalCloud):
         "Attributes"
     ]
     assert json.loads(attributes["Policy"]) == policy
+
+
+def test_a_stacks_metric_filter_counts_and_its_alarms_are_there_until_deleted(local_cloud: LocalCloud):
+    # Given a stack with a log group, a metric filter on it, and two alarms (one with dimensions,
+    # one on a math expression), as CDK writes them
+    metric = {"Namespace": "MyApp", "MetricName": "Errors"}
+    resources = {
+        "Logs": {"Type": "AWS::Logs::LogGroup", "Properties": {"LogGroupName": "/my/app"}},
+        "ErrorsFilter": {
+            "Type": "AWS::Logs::MetricFilter",
+            "Properties": {
+                "LogGroupName": {"Ref": "Logs"},
+                "FilterPattern": '{ $.level = "ERROR" }',
+                "MetricTransformations": [
+                    {"MetricNamespace": "MyApp", "MetricName": "Errors", "MetricValue": "1"}
+                ],
+            },
+        },
+        "ErrorsAlarm": {
+            "Type": "AWS::CloudWatch::Alarm",
+            "Properties": {
+                **metric,
+                "Dimensions": [{"Name": "Service", "Value": "payments"}],
+                "Statistic": "Sum",
+                "Period": 300,
+                "EvaluationPeriods": 1,
+                "Threshold": 1,
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+            },
+        },
+        "RateAlarm": {
+            "Type": "AWS::CloudWatch::Alarm",
+            "Properties": {
+                "Metrics": [
+                    {
+                        "Id": "errors",
+                        "MetricStat": {"Metric": metric, "Period": 300, "Stat": "Sum"},
+                        "ReturnData": False,
+                    },
+                    {"Id": "rate", "Expression": "errors / 5", "ReturnData": True},
+                ],
+                "EvaluationPeriods": 3,
+                "Threshold": 10,
+                "ComparisonOperator": "GreaterThanThreshold",
+            },
+        },
+    }
+    deploy(local_cloud, "observed", resources)
+    cloudwatch, logs = local_cloud.client("cloudwatch"), local_cloud.client("logs")
+
+    # Then the alarms are CloudWatch's, as the template says them
+    alarms = {
+        alarm["MetricName"] if "MetricName" in alarm else "rate": alarm
+        for alarm in cloudwatch.describe_alarms()["MetricAlarms"]
+    }
+    assert alarms["Errors"]["Dimensions"] == [{"Name": "Service", "Value": "payments"}]
+    assert [query["Id"] for query in alarms["rate"]["Metrics"]] == ["errors", "rate"]
+    # And an event the filter matches is counted
+    logs.create_log_stream(logGroupName="/my/app", logStreamName="s")
+    now = datetime.datetime.now(datetime.UTC)
+    logs.put_log_events(
+        logGroupName="/my/app",
+        logStreamName="s",
+        logEvents=[{"timestamp": int(now.timestamp() * 1000), "message": '{"level": "ERROR"}'}],
+    )
+    points = cloudwatch.get_metric_statistics(
+        **metric,
+        StartTime=now - datetime.timedelta(minutes=5),
+        EndTime=now + datetime.timedelta(minutes=5),
+        Period=600,
+        Statistics=["Sum"],
+    )["Datapoints"]
+    assert [point["Sum"] for point in points] == [1.0]
+
+    # When the stack is deleted, Then the filter and the alarms go with it
+    local_cloud.client("cloudformation").delete_stack(StackName="observed")
+    assert cloudwatch.describe_alarms()["MetricAlarms"] == []
+    assert logs.describe_metric_filters()["metricFilters"] == []
 
 
 def table(**properties: Any) -> dict[str, Any]:

@@ -185,7 +185,8 @@ def test_the_key_is_logged_with_its_execution_and_without_the_event(fixed_clock,
     # Given the key Lambda at INFO; When the flow asks for a key, naming its execution
     invoke = key_lambda(IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId", POWERTOOLS_LOG_LEVEL="INFO")
     execution = "arn:aws:states:us-east-1:123456789012:execution:orders:e-1"
-    with caplog.at_level(logging.INFO):
+    # (the logger is shared by every key Lambda of the process, some of them quiet: set its level)
+    with caplog.at_level(logging.INFO, logger="sfn-idempotency"):
         output = invoke({"event": {"orderId": "o-1", "card": "4111-SECRET"}, "execution": execution})
 
     # Then one JSON line names the key and the execution, so an operator finds any outcome's

@@ -274,21 +274,24 @@ def _put_metric_filter(name: str, properties: Mapping[str, Any], account_id: str
         for item in properties.get("MetricTransformations", [])
     ]
     logs_backends[account_id][region_name].put_metric_filter(
-        str(properties.get("FilterName") or generated_name(name)),
+        str(properties.get("FilterName") or name),
         str(properties.get("FilterPattern", "")),
         str(properties["LogGroupName"]),
         transformations,
     )
 
 
-def _delete_metric_filter(
-    name: str, properties: Mapping[str, Any], account_id: str, region_name: str
-) -> None:
+def _delete_metric_filter(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    """The filter of that name (in its group, when the template names the group as text: moto hands
+    a deleted resource its template's properties, references unresolved)."""
     from moto.logs.models import logs_backends
 
-    logs_backends[account_id][region_name].filters.delete_filter(
-        str(properties.get("FilterName") or generated_name(name)), str(properties["LogGroupName"])
-    )
+    filters = logs_backends[account_id][region_name].filters
+    filter_name = str(properties.get("FilterName") or name)
+    group = properties.get("LogGroupName")
+    for found in filters.get_matching_filters(prefix=filter_name):
+        if found["filterName"] == filter_name and (not isinstance(group, str) or found["logGroupName"] == group):
+            filters.delete_filter(filter_name, found["logGroupName"])
 
 
 def _put_alarm(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
@@ -334,7 +337,7 @@ def _put_alarm(name: str, properties: Mapping[str, Any], account_id: str, region
         threshold=float(properties["Threshold"]),
         statistic=properties.get("Statistic"),
         description=properties.get("AlarmDescription", ""),
-        dimensions=[{"name": d["Name"], "value": d["Value"]} for d in properties.get("Dimensions") or []],
+        dimensions=list(properties.get("Dimensions") or []),  # [{"Name", "Value"}], as PutMetricAlarm's
         alarm_actions=list(properties.get("AlarmActions") or []),
         ok_actions=list(properties.get("OKActions") or []),
         treat_missing_data=properties.get("TreatMissingData"),
@@ -348,7 +351,7 @@ def _delete_alarm(name: str, properties: Mapping[str, Any], account_id: str, reg
 
 
 def _alarm_name(name: str, properties: Mapping[str, Any]) -> str:
-    return str(properties.get("AlarmName") or generated_name(name))
+    return str(properties.get("AlarmName") or name)
 
 
 @cache
@@ -509,6 +512,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(39, "moto.sqs.models:SQSBackend", "set_queue_attributes", keep),
     Patch(69, _PARSING, "get_model_list", keep),
     Patch(69, "moto.logs.models:LogsBackend", "put_metric_filter", keep),
+    Patch(69, "moto.logs.metric_filters:MetricFilters", "get_matching_filters", keep),
+    Patch(69, "moto.logs.metric_filters:MetricFilters", "delete_filter", keep),
     Patch(69, "moto.cloudwatch.models:CloudWatchBackend", "put_metric_alarm", keep),
     Patch(40, _TABLE, "create_from_cloudformation_json", _table_with_settings),
     Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
