@@ -177,7 +177,9 @@ def test_the_http_front_door_counts_its_place_order_step(service: Template):
         {
             "FilterPattern": filter_pattern(replays, "PlaceOrder."),
             "MetricTransformations": [
-                Match.object_like({"MetricNamespace": Match.string_like_regexp(r"^SfnIdempotency/.*OrdersHttpApi.*/")})
+                Match.object_like(
+                    {"MetricNamespace": Match.string_like_regexp(r"^SfnIdempotency/.*OrdersHttpApi.*/")}
+                )
             ],
         },
     )

@@ -121,18 +121,18 @@ def test_the_ready_line_reports_the_stacks_resources_and_the_shell_environment(s
     assert [r["type"] for r in charge] == ["AWS::Lambda::Function"]
     assert charge[0]["arn"].startswith("arn:aws:lambda:us-east-1:123456789012:function:MyPayments-Charge")
     assert served.ready["environment"]["AWS_DISABLE_HOST_PREFIX_INJECTION"] == "true"
-    # And the alarm, which the engine cannot run, was skipped with one warning line naming it
-    (skipped,) = served.ready["stacks"][STACK]["skipped"]
-    assert skipped["type"] == "AWS::CloudWatch::Alarm"
+    # And nothing was skipped: the user's own alarm and the workflow's metrics are CloudWatch's
+    assert served.ready["stacks"][STACK]["skipped"] == []
+    alarms = [r for r in served.resources.values() if r["type"] == "AWS::CloudWatch::Alarm"]
+    assert any(r.get("path", "").startswith(f"{STACK}/PaymentsFailing") for r in alarms)
+    described = served.client("cloudwatch").describe_alarms()["MetricAlarms"]
+    assert len(described) == len(alarms)
     # (stderr is read by a thread of the fixture: wait, with a deadline, for the deploy's last line)
     deadline = time.monotonic() + COMMAND_DEADLINE_SECONDS
     while not any("deployed stack" in line for line in served.stderr):
         assert time.monotonic() < deadline, "".join(served.stderr)
         time.sleep(0.05)
-    warnings = [line for line in served.stderr if "skipped" in line]
-    assert warnings == [
-        f"sfn-idempotency: warning: {STACK}: skipped {skipped['logicalId']} (AWS::CloudWatch::Alarm): the engine does not run this resource type\n"
-    ]
+    assert [line for line in served.stderr if "skipped" in line] == []
 
 
 def test_the_stacks_state_machines_are_listed_and_described(served: Served):

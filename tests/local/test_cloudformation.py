@@ -281,8 +281,7 @@ def test_a_stacks_metric_filter_counts_and_its_alarms_are_there_until_deleted(lo
 
     # Then the alarms are CloudWatch's, as the template says them
     alarms = {
-        alarm["MetricName"] if "MetricName" in alarm else "rate": alarm
-        for alarm in cloudwatch.describe_alarms()["MetricAlarms"]
+        alarm.get("MetricName", "rate"): alarm for alarm in cloudwatch.describe_alarms()["MetricAlarms"]
     }
     assert alarms["Errors"]["Dimensions"] == [{"Name": "Service", "Value": "payments"}]
     assert [query["Id"] for query in alarms["rate"]["Metrics"]] == ["errors", "rate"]

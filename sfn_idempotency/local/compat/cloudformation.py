@@ -281,7 +281,9 @@ def _put_metric_filter(name: str, properties: Mapping[str, Any], account_id: str
     )
 
 
-def _delete_metric_filter(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _delete_metric_filter(
+    name: str, properties: Mapping[str, Any], account_id: str, region_name: str
+) -> None:
     """The filter of that name (in its group, when the template names the group as text: moto hands
     a deleted resource its template's properties, references unresolved)."""
     from moto.logs.models import logs_backends
@@ -290,7 +292,9 @@ def _delete_metric_filter(name: str, properties: Mapping[str, Any], account_id: 
     filter_name = str(properties.get("FilterName") or name)
     group = properties.get("LogGroupName")
     for found in filters.get_matching_filters(prefix=filter_name):
-        if found["filterName"] == filter_name and (not isinstance(group, str) or found["logGroupName"] == group):
+        if found["filterName"] == filter_name and (
+            not isinstance(group, str) or found["logGroupName"] == group
+        ):
             filters.delete_filter(filter_name, found["logGroupName"])
 
 
