@@ -94,6 +94,7 @@ class IdempotentService:
         query_language: str = "JSONPath",
         replay_marker: str | None = None,
         replay_hook: Any = None,
+        metrics: bool = True,
     ) -> None:
         """The business Lambda is ``business_handler``: ``"package.module.function"`` under
         ``business_code_dir`` (default: the example ``place_order``) or a Python callable.
@@ -109,7 +110,9 @@ class IdempotentService:
         another service's ``table_name``: services sharing a table replay each other's records);
         by default the service creates ``<name>-table``. A table that does not exist is refused
         here, rather than failing every execution with IdempotencyPersistenceError.
-        ``replay_marker``, ``replay_hook``: the standalone flow's, see sfn_idempotency.replays."""
+        ``replay_marker``, ``replay_hook``: the standalone flow's, see sfn_idempotency.replays.
+        ``metrics``: log every state and count the outcomes, as the construct does by default
+        (:meth:`outcome_counts`); off, the machine does not log (faster)."""
         self.cloud = cloud
         self.inline = inline
         self.query_language = query_language
@@ -161,8 +164,12 @@ class IdempotentService:
         else:
             substitutions.update(business_substitutions or {})
         # Counted as the constructs count them: metric filters on the machine's own logs.
-        self.metrics = IdempotentSteps(
-            workflow=name, steps={self.settings.key_prefix: f"{INLINE_STEP}{SEPARATOR}" if inline else ""}
+        self.metrics = (
+            IdempotentSteps(
+                workflow=name, steps={self.settings.key_prefix: f"{INLINE_STEP}{SEPARATOR}" if inline else ""}
+            )
+            if metrics
+            else None
         )
         self.state_machine_arn = cloud.create_state_machine(
             name, definition, substitutions, metrics=self.metrics
@@ -185,6 +192,8 @@ class IdempotentService:
 
     def outcome_counts(self) -> dict[str, int]:
         """How many executions ended in each outcome (sfn_idempotency.metrics), from CloudWatch."""
+        if self.metrics is None:
+            raise EngineError(f"service {self.name!r} counts no outcomes: it was made with metrics=False")
         return self.cloud.outcome_counts(self.metrics.workflow, self.settings.key_prefix)
 
     def flow_states(self, result: ExecutionResult) -> list[str]:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.local.cloud import EngineError
 
 GROUP = "/my/app"
 STREAM = "s"
@@ -91,3 +92,12 @@ def test_a_pattern_the_engine_cannot_evaluate_is_refused(logs: Any):
         metric_filter(logs, "Regex", "{ $.message = %ERR.*% }")
     assert refused.value.response["Error"]["Code"] == "InvalidParameterException"
     assert logs.describe_metric_filters(logGroupName=GROUP)["metricFilters"] == []
+
+
+def test_a_service_without_metrics_logs_nothing_and_says_it_counts_nothing(local_cloud: LocalCloud):
+    service = IdempotentService(local_cloud, name="quiet", metrics=False)
+    assert service.run({"orderId": "o-1", "amount": 1}).status == "SUCCEEDED"
+    machine = local_cloud.sfn.describe_state_machine(stateMachineArn=service.state_machine_arn)
+    assert machine.get("loggingConfiguration", {}).get("level", "OFF") == "OFF"
+    with pytest.raises(EngineError, match="made with metrics=False"):
+        service.outcome_counts()

@@ -78,9 +78,13 @@ def _json_matcher(text: str) -> Matcher:
     if "%" in text:
         raise PatternError(f"regular expressions in filter patterns are not supported here: {text!r}")
     parser = _Parser(text[1:-1])
-    condition = parser.parse()
+    condition, required = parser.parse()
 
     def matches(message: str) -> bool:
+        # A string the pattern needs equal is in the event's text, JSON-quoted (its characters
+        # need no escape): most events of a busy group are told apart without being parsed.
+        if not all(literal in message for literal in required):
+            return False
         try:
             document = _parsed(message)
         except ValueError:
@@ -91,6 +95,9 @@ def _json_matcher(text: str) -> Matcher:
 
 
 Condition = Callable[[Any], bool]
+# A condition, and the JSON-quoted strings every event it matches has in its text.
+Compiled = tuple[Condition, frozenset[str]]
+_NEEDS_NO_ESCAPE = re.compile(r"[A-Za-z0-9 ._:/#@+-]+")
 
 
 @functools.lru_cache(maxsize=256)
@@ -106,11 +113,11 @@ class _Parser:
         self.tokens = _tokens(text)
         self.position = 0
 
-    def parse(self) -> Condition:
-        condition = self._or()
+    def parse(self) -> Compiled:
+        compiled = self._or()
         if self.position != len(self.tokens):
             raise PatternError(f"unexpected {self.tokens[self.position][1]!r} in the filter pattern")
-        return condition
+        return compiled
 
     def _peek(self) -> str | None:
         return self.tokens[self.position][1] if self.position < len(self.tokens) else None
@@ -122,21 +129,29 @@ class _Parser:
         self.position += 1
         return token
 
-    def _or(self) -> Condition:
+    def _or(self) -> Compiled:
         parts = [self._and()]
         while self._peek() == "||":
             self._take()
             parts.append(self._and())
-        return parts[0] if len(parts) == 1 else (lambda document: any(part(document) for part in parts))
+        if len(parts) == 1:
+            return parts[0]
+        conditions = [condition for condition, _ in parts]
+        required = frozenset.intersection(*(needed for _, needed in parts))
+        return (lambda document: any(part(document) for part in conditions)), required
 
-    def _and(self) -> Condition:
+    def _and(self) -> Compiled:
         parts = [self._atom()]
         while self._peek() == "&&":
             self._take()
             parts.append(self._atom())
-        return parts[0] if len(parts) == 1 else (lambda document: all(part(document) for part in parts))
+        if len(parts) == 1:
+            return parts[0]
+        conditions = [condition for condition, _ in parts]
+        required = frozenset().union(*(needed for _, needed in parts))
+        return (lambda document: all(part(document) for part in conditions)), required
 
-    def _atom(self) -> Condition:
+    def _atom(self) -> Compiled:
         if self._peek() == "(":
             self._take()
             inner = self._or()
@@ -149,11 +164,16 @@ class _Parser:
         select = _selector(selector_text)
         kind, word = self._take()
         if kind == "word" and word in ("IS", "NOT"):
-            return self._keyword(select, word)
+            return self._keyword(select, word), frozenset()
         if kind != "op" or word not in _COMPARISONS:
             raise PatternError(f"expected a comparison after {selector_text}, got {word!r}")
         value_kind, value = self._take()
-        return _comparison(select, word, value_kind, value)
+        condition = _comparison(select, word, value_kind, value)
+        text = json.loads(value) if value_kind == "string" else None
+        needed = (
+            word == "=" and isinstance(text, str) and _NEEDS_NO_ESCAPE.fullmatch(text) and "*" not in text
+        )
+        return condition, frozenset({json.dumps(text)} if needed else ())
 
     def _keyword(self, select: Callable[[Any], Any], word: str) -> Condition:
         _, what = self._take()

@@ -25,6 +25,7 @@ from sfn_idempotency.local.observability.filter_patterns import Matcher, Pattern
 LOG = logging.getLogger(__name__)
 _STREAM = "moto.logs.models:LogStream"
 _BACKEND = "moto.logs.models:LogsBackend"
+_FILTERS = "moto.logs.metric_filters:MetricFilters"
 
 
 @functools.lru_cache(maxsize=256)
@@ -59,20 +60,43 @@ def _counted(original: Any) -> Any:
     return put_log_events
 
 
-def _publish(account: str, region: str, group: str, log_events: list[dict[str, Any]]) -> None:
-    from moto.cloudwatch.models import cloudwatch_backends
+# A group's filters, compiled, until a filter is added or deleted anywhere (a state machine's log
+# group takes an event per history event: the filters are not looked up and compiled each time).
+_compiled: dict[tuple[str, str, str], list[tuple[Matcher, list[dict[str, Any]]]]] = {}
+
+
+def _filters_changed(original: Any) -> Any:
+    def changed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _compiled.clear()
+        return original(self, *args, **kwargs)
+
+    return changed
+
+
+def _group_filters(account: str, region: str, group: str) -> list[tuple[Matcher, list[dict[str, Any]]]]:
     from moto.logs.models import logs_backends
 
-    filters = logs_backends[account][region].filters.get_matching_filters(log_group_name=group)
+    key = (account, region, group)
+    found = _compiled.get(key)
+    if found is None:
+        filters = logs_backends[account][region].filters.get_matching_filters(log_group_name=group)
+        found = _compiled[key] = [(_matcher(f["filterPattern"]), f["metricTransformations"]) for f in filters]
+    return found
+
+
+def _publish(account: str, region: str, group: str, log_events: list[dict[str, Any]]) -> None:
+    from moto.cloudwatch.models import cloudwatch_backends
+
+    filters = _group_filters(account, region, group)
     if not filters:
         return
     cloudwatch = cloudwatch_backends[account][region]
     for event in log_events:
         message = str(event["message"])
-        for metric_filter in filters:
-            if not _matcher(metric_filter["filterPattern"])(message):
+        for matches, transformations in filters:
+            if not matches(message):
                 continue
-            for transformation in metric_filter["metricTransformations"]:
+            for transformation in transformations:
                 datum = _datum(transformation, message, int(event["timestamp"]))
                 if datum is not None:
                     cloudwatch.put_metric_data(transformation["metricNamespace"], [datum])
@@ -122,6 +146,8 @@ def _value_of(expression: str, message: str, *, numeric: bool = True) -> Any:
 PATCHES: tuple[Patch, ...] = (
     Patch(CAPABILITY, _STREAM, "put_log_events", _counted),
     Patch(CAPABILITY, _BACKEND, "put_metric_filter", _refused_patterns),
+    Patch(CAPABILITY, _FILTERS, "add_filter", _filters_changed),
+    Patch(CAPABILITY, _FILTERS, "delete_filter", _filters_changed),
 )
 
 
