@@ -10,6 +10,8 @@
 - ``ClaimRelease``: releases claims of executions that ended where no Catch could see it.
 - ``NestedWorkflow``: a workflow that runs an idempotent one with ``startExecution.sync:2``.
 - ``EventTrigger``: an EventBridge rule that starts a state machine, with retries and a DLQ.
+- ``IdempotencyMetrics``: each idempotent step's outcomes as metrics, a dashboard and alarms
+  (the workflows create theirs; ``IdempotentStep`` when given its machine's log group).
 - ``build_state_machine``, ``handler_code``, ``powertools_layer``: the building blocks they share.
 """
 
@@ -18,6 +20,7 @@ from sfn_idempotency.extras import require_extra
 require_extra("cdk", "sfn_idempotency.cdk")
 
 from sfn_idempotency.cdk.event_trigger import EventTrigger, event_pattern  # noqa: E402
+from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics  # noqa: E402
 from sfn_idempotency.cdk.idempotency_table import IdempotencyTable  # noqa: E402
 from sfn_idempotency.cdk.idempotent_http_api import IdempotentHttpApi  # noqa: E402
 from sfn_idempotency.cdk.idempotent_step import (  # noqa: E402
@@ -42,6 +45,7 @@ __all__ = [
     "ClaimRelease",
     "EventTrigger",
     "IdempotencyKeyFunction",
+    "IdempotencyMetrics",
     "IdempotencyTable",
     "IdempotentHttpApi",
     "IdempotentStep",

@@ -361,13 +361,11 @@ class LocalCloud:
         constructs deploy (sfn_idempotency.metrics), on a log group of the machine's own
         (``/aws/vendedlogs/states/<name>``, level ALL; read them with :meth:`outcome_counts`)."""
         definition = definitions.render(asl, substitutions)
-        logging_configuration = (
-            self._express_logging(name)
-            if workflow_type == "EXPRESS"
-            else self._metrics_logging(name)
-            if metrics is not None
-            else {}
-        )
+        logging_configuration: dict[str, Any] = {}
+        if workflow_type == "EXPRESS":
+            logging_configuration = self._express_logging(name)
+        elif metrics is not None:
+            logging_configuration = self._metrics_logging(name)
         if metrics is not None:
             put_metric_filters(self.client("logs"), f"{EXPRESS_LOG_GROUP_PREFIX}{name}", metrics)
         response = self.sfn.create_state_machine(
