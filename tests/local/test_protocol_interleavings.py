@@ -63,6 +63,8 @@ STOP_POINTS = (
     "RouteBusinessError",
     "BusinessFailed",
     "Replay",
+    "TakeOverExpiredLease",
+    "LeaseTakenOver",
     "AlreadyInProgress",
     "ReleaseStaleClaim",
     "RecomputeKey",
@@ -162,8 +164,13 @@ class Protocol(RuleBasedStateMachine):
         ticket = self.tickets[name] = Ticket(key, behaviour)
         if not any(t.key == key for t in self.executions.values()):
             self.openings[key] += 1  # the first execution of a key may run it
-        arn = self.service.start({"orderId": key, "ticket": name})
-        ticket.execution = arn
+        # Its ARN is known before it starts (named after its ticket): its business step, which may run
+        # before start() returns, files its run under its execution
+        ticket.execution = (
+            self.service.state_machine_arn.replace(":stateMachine:", ":execution:") + f":{name}"
+        )
+        arn = self.service.start({"orderId": key, "ticket": name}, name=name)
+        assert arn == ticket.execution
         self.executions[arn] = ticket
         self._order[arn] = len(self._order)
         # Sequential steps: wait until it has ended, hangs in its business step, or is paused
