@@ -65,6 +65,7 @@ OUTCOME_NAMES = tuple(outcome.metric_name for outcome in OUTCOMES)
 class MetricFilterSpec:
     """One metric filter: a CloudWatch Logs filter pattern and the metric it counts into."""
 
+    key_prefix: str
     filter_name: str
     pattern: str
     namespace: str
@@ -94,6 +95,7 @@ def filter_pattern(outcome: Outcome, state_prefix: str = "") -> str:
 def metric_filters(workflow: IdempotentSteps) -> list[MetricFilterSpec]:
     return [
         MetricFilterSpec(
+            key_prefix=key_prefix,
             filter_name=re.sub(r"[:*]", "_", f"{workflow.workflow}-{key_prefix}-{outcome.metric_name}"),
             pattern=filter_pattern(outcome, state_prefix),
             namespace=namespace(workflow.workflow, key_prefix),

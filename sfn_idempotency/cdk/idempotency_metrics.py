@@ -77,23 +77,21 @@ class IdempotencyMetrics(Construct):
         return self._metrics[(key_prefix, outcome)]
 
     def _build_metric_filters(self, log_group: logs.ILogGroup) -> None:
-        specs = iter(metric_filters(self.workflow))
-        for index, key_prefix in enumerate(self.workflow.steps):
-            for outcome in OUTCOMES:
-                spec = next(specs)
-                metric_filter = logs.MetricFilter(
-                    self,
-                    f"{outcome.metric_name}Filter{index}",
-                    log_group=log_group,
-                    filter_name=spec.filter_name,
-                    filter_pattern=logs.FilterPattern.literal(spec.pattern),
-                    metric_namespace=spec.namespace,
-                    metric_name=spec.metric_name,
-                    metric_value="1",
-                )
-                self._metrics[(key_prefix, outcome.metric_name)] = metric_filter.metric(
-                    statistic="Sum", period=METRIC_PERIOD, label=outcome.metric_name
-                )
+        steps = list(self.workflow.steps)
+        for spec in metric_filters(self.workflow):
+            metric_filter = logs.MetricFilter(
+                self,
+                f"{spec.metric_name}Filter{steps.index(spec.key_prefix)}",
+                log_group=log_group,
+                filter_name=spec.filter_name,
+                filter_pattern=logs.FilterPattern.literal(spec.pattern),
+                metric_namespace=spec.namespace,
+                metric_name=spec.metric_name,
+                metric_value="1",
+            )
+            self._metrics[(spec.key_prefix, spec.metric_name)] = metric_filter.metric(
+                statistic="Sum", period=METRIC_PERIOD, label=spec.metric_name
+            )
 
     def _build_alarms(self, refusal_percent: float) -> list[cloudwatch.Alarm]:
         alarms = []

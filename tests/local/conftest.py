@@ -110,6 +110,25 @@ def make_service(local_cloud: LocalCloud, inline: bool, query_language: str) -> 
     return make
 
 
+def put_crashed_claim(service: IdempotentService, event: Any, lease_ends_ms: int) -> str:
+    """The INPROGRESS record an execution that crashed left for ``event``'s key, its lease ending
+    at ``lease_ends_ms``; the key."""
+    key = service.key_for(event)
+    assert key is not None
+    now_s = service.cloud.clock.now_ms() // 1000
+    service.cloud.dynamodb.put_item(
+        TableName=service.table_name,
+        Item={
+            "id": {"S": key},
+            "status": {"S": "INPROGRESS"},
+            "expiration": {"N": str(now_s + 3600)},
+            "in_progress_expiration": {"N": str(lease_ends_ms)},
+            "owner": {"S": "arn:aws:states:us-east-1:123456789012:execution:idempotency:crashed"},
+        },
+    )
+    return key
+
+
 def item_values(record: dict[str, Any] | None) -> dict[str, tuple[str, str]]:
     """A DynamoDB item as {attribute: (type, value)}."""
     assert record is not None

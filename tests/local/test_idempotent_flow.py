@@ -15,7 +15,7 @@ from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.cloud import EngineError
 from sfn_idempotency.records import owner_execution
 from sfn_idempotency.settings import example_settings
-from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values
+from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values, put_crashed_claim
 
 ORDER = {"orderId": "o-1", "amount": 25}
 FIRST_RUN_PATH = ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
@@ -226,19 +226,8 @@ def test_stale_claim_of_a_crashed_run_blocks_until_its_lease_ends(
     idempotent_service: IdempotentService, local_cloud: LocalCloud
 ):
     # Given the INPROGRESS record of an execution that crashed without releasing it
-    now_ms = local_cloud.clock.now_ms()
     lease_ms = idempotent_service.settings.lease * 1000
-    key = idempotent_service.key_for(ORDER)
-    local_cloud.dynamodb.put_item(
-        TableName=idempotent_service.table_name,
-        Item={
-            "id": {"S": key},
-            "status": {"S": "INPROGRESS"},
-            "expiration": {"N": str(now_ms // 1000 + 3600)},
-            "in_progress_expiration": {"N": str(now_ms + lease_ms)},
-            "owner": {"S": "arn:aws:states:us-east-1:123456789012:execution:idempotency:crashed"},
-        },
-    )
+    key = put_crashed_claim(idempotent_service, ORDER, local_cloud.clock.now_ms() + lease_ms)
 
     # When the order arrives during the lease, Then it is in progress
     blocked = idempotent_service.run(ORDER)

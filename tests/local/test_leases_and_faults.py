@@ -8,7 +8,7 @@ import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.records import owner_execution
-from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
+from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates, put_crashed_claim
 
 ORDER = {"orderId": "o-lease", "amount": 7}
 THROTTLED = "ProvisionedThroughputExceededException"
@@ -255,18 +255,7 @@ def test_a_takeover_that_loses_the_race_is_in_progress(
     idempotent_service: IdempotentService, local_cloud: LocalCloud
 ):
     # Given the claim of a crashed run whose lease has ended
-    now_ms = local_cloud.clock.now_ms()
-    key = idempotent_service.key_for(ORDER)
-    local_cloud.dynamodb.put_item(
-        TableName=idempotent_service.table_name,
-        Item={
-            "id": {"S": key},
-            "status": {"S": "INPROGRESS"},
-            "expiration": {"N": str(now_ms // 1000 + 3600)},
-            "in_progress_expiration": {"N": str(now_ms - 1)},
-            "owner": {"S": "arn:aws:states:us-east-1:123456789012:execution:idempotency:crashed"},
-        },
-    )
+    put_crashed_claim(idempotent_service, ORDER, local_cloud.clock.now_ms() - 1)
     # And another execution that takes it over between this one's Read and its takeover (the
     # takeover's conditional put is the second PutItem, and fails its condition)
     local_cloud.faults.api_error("dynamodb", "PutItem", "ConditionalCheckFailedException", calls=2)

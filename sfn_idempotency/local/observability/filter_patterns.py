@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 Matcher = Callable[[str], bool]
-_ABSENT = object()
+ABSENT = object()  # what a selector picks where the event has nothing
 _TOKEN = re.compile(
     r"""\s*(?:
         (?P<string>"(?:[^"\\]|\\.)*")
@@ -180,7 +180,7 @@ class _Parser:
         if word == "NOT":
             if what != "EXISTS":
                 raise PatternError(f"expected NOT EXISTS, got NOT {what}")
-            return lambda document: select(document) is _ABSENT
+            return lambda document: select(document) is ABSENT
         tests: dict[str, Callable[[Any], bool]] = {
             "NULL": lambda value: value is None,
             "TRUE": lambda value: value is True,
@@ -221,9 +221,9 @@ def _selector(text: str) -> Callable[[Any], Any]:
         for part in parts:
             if isinstance(part, int):
                 if not (isinstance(value, list) and part < len(value)):
-                    return _ABSENT
+                    return ABSENT
             elif not (isinstance(value, dict) and part in value):
-                return _ABSENT
+                return ABSENT
             value = value[part]
         return value
 
@@ -266,6 +266,21 @@ def _comparison(select: Callable[[Any], Any], operator: str, kind: str, raw: str
         return bool(wildcard.fullmatch(value)) == equal
 
     return compare_string
+
+
+def value_at(selector: str, message: str) -> Any:
+    """What ``$.selector`` (a filter pattern's selector) picks in a JSON event; ABSENT when the event
+    is not JSON or has nothing there. A metric filter's value and dimensions are read so."""
+    try:
+        document = _parsed(message)
+    except ValueError:
+        return ABSENT
+    return _cached_selector(selector)(document)
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_selector(text: str) -> Callable[[Any], Any]:
+    return _selector(text)
 
 
 def _number(raw: str) -> float | None:

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import datetime
 import functools
-import json
 import logging
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
-from sfn_idempotency.local.observability.filter_patterns import Matcher, PatternError, compile_pattern
+from sfn_idempotency.local.observability.filter_patterns import (
+    ABSENT,
+    Matcher,
+    PatternError,
+    compile_pattern,
+    value_at,
+)
 
 LOG = logging.getLogger(__name__)
 _STREAM = "moto.logs.models:LogStream"
@@ -128,17 +133,12 @@ def _datum(transformation: dict[str, Any], message: str, timestamp_ms: int) -> d
 
 
 def _value_of(expression: str, message: str, *, numeric: bool = True) -> Any:
+    """A transformation's value or dimension: a literal, or a selector of the JSON event (None:
+    absent, or not a number where one is needed)."""
     if not expression.startswith("$"):
         return float(expression) if numeric else expression
-    try:
-        value: Any = json.loads(message)
-    except ValueError:
-        return None
-    for part in expression.removeprefix("$").strip(".").split("."):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    if numeric and (isinstance(value, bool) or not isinstance(value, int | float)):
+    value = value_at(expression, message)
+    if value is ABSENT or (numeric and (isinstance(value, bool) or not isinstance(value, int | float))):
         return None
     return value
 
