@@ -42,10 +42,11 @@ from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESP
 from sfn_idempotency.wrap import WrapError, wrap_state
 
 if TYPE_CHECKING:
+    from sfn_idempotency.console import ConsoleSettings
     from sfn_idempotency.local import LocalCloud
-    from sfn_idempotency.local.api_gateway import LocalRestApi
+    from sfn_idempotency.local.http.request_guard import AccessPolicy
+    from sfn_idempotency.local.http.server import LocalRestApi
     from sfn_idempotency.local.mock_files import MockConfigSource
-    from sfn_idempotency.local.request_guard import AccessPolicy
 
 EXIT_FAILED_EXECUTION = 1
 EXIT_BAD_INPUT = 2
@@ -179,6 +180,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the console at the endpoint's root start executions and forget records "
         "(it is read-only without this flag; serve has no authentication)",
+    )
+    serve.add_argument(
+        "--no-console",
+        action="store_true",
+        help="serve the APIs only, with no console at the endpoint's root",
+    )
+    serve.add_argument(
+        "--api-port",
+        type=port,
+        default=0,
+        help="the port of the HTTP front door, or of your app's first REST API stage (each next "
+        "stage takes the port after); default: any free port",
     )
     serve.add_argument(
         "--mock-config",
@@ -363,7 +376,7 @@ def _add_access_flags(parser: argparse.ArgumentParser) -> None:
 # -- helpers -------------------------------------------------------------------------------------
 def _access_policy(arguments: argparse.Namespace) -> AccessPolicy:
     """The origins and hosts serve answers: its own, the flags', then the environment's."""
-    from sfn_idempotency.local import request_guard as guard
+    from sfn_idempotency.local.http import request_guard as guard
 
     origins = [*arguments.allow_origin, *guard.split_list(os.environ.get(guard.ALLOW_ORIGINS_VARIABLE))]
     hosts = [*arguments.allow_host, *guard.split_list(os.environ.get(guard.ALLOW_HOSTS_VARIABLE))]
@@ -441,7 +454,6 @@ def demo(arguments: argparse.Namespace) -> int:
 
 
 def serve(arguments: argparse.Namespace) -> int:
-    from sfn_idempotency.console import ConsoleAssetMissingError, ConsoleSettings
     from sfn_idempotency.local import LocalCloud
     from sfn_idempotency.local.backends import PortInUseError, ServerBackend
     from sfn_idempotency.local.cloud import DEFAULT_REGION
@@ -468,20 +480,22 @@ def serve(arguments: argparse.Namespace) -> int:
         )
     if arguments.cdk_out is not None:
         _check_assembly(arguments.cdk_out, arguments.stack)  # before anything starts
-    console = ConsoleSettings(region=DEFAULT_REGION, actions=arguments.console_actions)
+    console = None if arguments.no_console else _console(arguments.console_actions, DEFAULT_REGION)
     mocks = _mock_config(arguments.mock_config, stop)
     cloud = LocalCloud(
-        backend=ServerBackend(arguments.host, arguments.port, console, access), mock_config=mocks
+        backend=ServerBackend(arguments.host, arguments.port, console, access),
+        mock_config=mocks,
+        api_port=arguments.api_port,
     )
     try:
         cloud.start()
-    except (PortInUseError, ConsoleAssetMissingError) as error:
+    except PortInUseError as error:
         raise CliError(str(error)) from None
     try:
         endpoint = str(cloud.endpoint_url)
         ready = {
             "endpoint": endpoint,
-            "console": f"{endpoint}/",
+            **({"console": f"{endpoint}/"} if console is not None else {}),
             "region": cloud.region,
             "environment": shell_environment(endpoint, cloud.region),
             **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
@@ -490,7 +504,7 @@ def serve(arguments: argparse.Namespace) -> int:
             _announce(ready | _serve_cdk_app(cloud, arguments, stop))
             stop.wait()
         else:
-            api, deployed = _serve_example(cloud, settings)
+            api, deployed = _serve_example(cloud, settings, arguments.api_port)
             _announce(ready | deployed)
             stop.wait()
             api.stop()
@@ -500,6 +514,19 @@ def serve(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def _console(actions: bool, region: str) -> ConsoleSettings | None:
+    """The console's settings, or None (and one line saying why and how to build it) when its
+    files are missing, as in an editable install where `make console-assets` has not run."""
+    from sfn_idempotency.console import ConsoleAssetMissingError, ConsoleSettings, check_assets
+
+    try:
+        check_assets()
+    except ConsoleAssetMissingError as missing:
+        print(f"sfn-idempotency: serving without the console: {missing}", file=sys.stderr, flush=True)
+        return None
+    return ConsoleSettings(region=region, actions=actions)
+
+
 def _announce(ready: dict[str, Any]) -> None:
     """The ready line, the only line on stdout: what the functions print after it (on AWS, their
     log stream) goes to stderr, so a program reading the line never sees, or waits on, their logs."""
@@ -507,7 +534,9 @@ def _announce(ready: dict[str, Any]) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
 
 
-def _serve_example(cloud: LocalCloud, settings: IdempotencySettings) -> tuple[LocalRestApi, dict[str, Any]]:
+def _serve_example(
+    cloud: LocalCloud, settings: IdempotencySettings, api_port: int = 0
+) -> tuple[LocalRestApi, dict[str, Any]]:
     """The example's workflows, as its stack deploys them; the front door and what the ready line says."""
     from sfn_idempotency.local import IdempotentService
 
@@ -526,7 +555,7 @@ def _serve_example(cloud: LocalCloud, settings: IdempotencySettings) -> tuple[Lo
         service.deploy_inline(inline_workflows.sqs_batch(settings), "sqs-batch"),
     ]
     # The HTTP front door: POST {apiEndpoint}/orders with an Idempotency-Key header.
-    api = service.deploy_http_api(error_statuses=ORDER_ERROR_STATUSES)
+    api = service.deploy_http_api(error_statuses=ORDER_ERROR_STATUSES, port=api_port)
     return api, {
         "stateMachineArns": [service.state_machine_arn, events.state_machine_arn, pipeline],
         "expressStateMachineArns": [*express, api.state_machine_arn],

@@ -21,7 +21,7 @@ from moto.moto_server.werkzeug_app import (
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from sfn_idempotency.console import ConsoleSettings, check_assets, with_console
-from sfn_idempotency.local.request_guard import AccessPolicy, guarded
+from sfn_idempotency.local.http.request_guard import AccessPolicy, guarded
 
 
 class PortInUseError(OSError):

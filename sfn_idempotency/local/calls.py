@@ -25,6 +25,7 @@ class Reply:
 
     status_code: int
     body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def error(cls, code: str, message: str, status_code: int = 400) -> Reply:
@@ -40,7 +41,7 @@ class Reply:
         }
         if function_error:
             body["FunctionError"] = function_error
-        return cls(200, body)
+        return cls(200, body, {"content-length": str(len(data))})
 
 
 CallHook = Callable[[str, str, dict[str, Any]], Reply | None]
@@ -68,6 +69,12 @@ class CallInterceptor:
 
 
 def _as_botocore_response(reply: Reply) -> tuple[AWSResponse, dict[str, Any]]:
-    metadata = {"HTTPStatusCode": reply.status_code, "RequestId": str(uuid.uuid4()), "HTTPHeaders": {}}
-    http = AWSResponse(url="local://sfn-idempotency", status_code=reply.status_code, headers={}, raw=None)
+    metadata = {
+        "HTTPStatusCode": reply.status_code,
+        "RequestId": str(uuid.uuid4()),
+        "HTTPHeaders": reply.headers,
+    }
+    http = AWSResponse(
+        url="local://sfn-idempotency", status_code=reply.status_code, headers=reply.headers, raw=None
+    )
     return http, {**reply.body, "ResponseMetadata": metadata}

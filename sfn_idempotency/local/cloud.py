@@ -35,12 +35,13 @@ from sfn_idempotency.local.cloud_assembly import (
 )
 from sfn_idempotency.local.compat.express import express_execution, is_express_execution
 from sfn_idempotency.local.faults import FaultPlan
+from sfn_idempotency.local.http.request_guard import AccessPolicy
+from sfn_idempotency.local.http.rest_apis import REST_API_TYPE
+from sfn_idempotency.local.http.server import RestApiServers, stage_urls
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
 from sfn_idempotency.local.observability import metric_filters
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
-from sfn_idempotency.local.request_guard import AccessPolicy
-from sfn_idempotency.local.rest_apis import REST_API_TYPE, RestApiServers
 from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
@@ -182,13 +183,17 @@ class LocalCloud:
         retry_wait_scale: float = 1.0,
         backend: Backend | None = None,
         mock_config: MockConfigInput | MockConfigSource | None = None,
+        api_port: int = 0,
     ) -> None:
         """``mock_config``: Step Functions Local's mock file (a path, read again when it changes) or
-        its content as a dict, for executions started as ``<stateMachineArn>#<TestCase>``."""
+        its content as a dict, for executions started as ``<stateMachineArn>#<TestCase>``.
+        ``api_port``: the port of the first REST API stage a deployed stack serves (each next one
+        takes the port after); 0, any free port."""
         compat.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region = region
         self.account = MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
+        self.api_port = api_port
         self.clock = MovableClock()
         self.faults = FaultPlan(region)
         self.calls = CallCounter()
@@ -274,7 +279,7 @@ class LocalCloud:
 
     @property
     def access_policy(self) -> AccessPolicy:
-        """Who the endpoints this cloud serves answer (see sfn_idempotency.local.request_guard)."""
+        """Who the endpoints this cloud serves answer (see sfn_idempotency.local.http.request_guard)."""
         return self.backend.access_policy
 
     def client(self, service: str, *, inject_host_prefix: bool = True) -> Any:
@@ -414,21 +419,25 @@ class LocalCloud:
         return DeployedAssembly(tuple(self._served_apis(stack) for stack in deployed.stacks))
 
     def _served_apis(self, stack: DeployedStack) -> DeployedStack:
-        """The stack with its REST APIs served on loopback (sfn_idempotency.local.rest_apis)."""
+        """The stack with its REST APIs served on loopback (sfn_idempotency.local.http)."""
         apis = stack.of_type(REST_API_TYPE)
         if not apis:
             return stack
         if self._rest_apis is None:
-            sync = self._unprefixed_sfn()
             self._rest_apis = RestApiServers(
-                self.client, lambda call: dict(sync.start_sync_execution(**call)), self.access_policy
+                self.client,
+                self.integration_services,
+                self.access_policy,
+                account=self.account,
+                region=self.region,
+                first_port=self.api_port,
             )
         served, unserved = self._rest_apis.serve(api.physical_id for api in apis)
         for line in unserved:
             warnings.warn(f"{stack.name}: not served: {line}", SkippedResourceWarning, stacklevel=3)
         endpoints = {}
         for api in apis:
-            stages = {stage: url for (api_id, stage), url in served.items() if api_id == api.physical_id}
+            stages = stage_urls(served, api.physical_id)
             for stage, url in stages.items():
                 endpoints[api.logical_id if len(stages) == 1 else f"{api.logical_id}/{stage}"] = url
         return dataclasses.replace(stack, api_endpoints=endpoints)
@@ -557,6 +566,11 @@ class LocalCloud:
         from the same checks CreateStateMachine refuses a definition with."""
         return _without_metadata(self.sfn.validate_state_machine_definition(**request))
 
+    @property
+    def integration_services(self) -> IntegrationServices:
+        """How the REST APIs this cloud serves reach its services (sfn_idempotency.local.http)."""
+        return IntegrationServices(self)
+
     def _unprefixed_sfn(self) -> Any:
         """TestState and StartSyncExecution go to the "sync-" host on AWS; a server endpoint has no
         such host."""
@@ -591,3 +605,22 @@ class LocalCloud:
                         execution.stop(stop_date=now, error=None, cause=None)
                     except Exception:
                         LOG.debug("could not stop %s", execution.exec_arn, exc_info=True)
+
+
+class IntegrationServices:
+    """An API Gateway integration's calls: a Lambda function through the same seam as a Task's
+    (in-process handlers, faults and call counts apply), any other action through this cloud's
+    client, StartSyncExecution without the "sync-" host a loopback endpoint lacks."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self._cloud = cloud
+
+    def call(self, service: str, operation: str, params: dict[str, Any]) -> dict[str, Any]:
+        client = self._cloud.client(service, inject_host_prefix=False)
+        answer: dict[str, Any] = client._make_api_call(operation, params)
+        return answer
+
+    def invoke(self, function_arn: str, payload: bytes) -> tuple[bytes, str | None]:
+        lambda_client = compat.interpreter.cached_boto_client_for(self._cloud.region, "lambda")
+        answer = lambda_client.invoke(FunctionName=function_arn, Payload=payload)
+        return answer["Payload"].read(), answer.get("FunctionError")

@@ -40,7 +40,7 @@ ROLLED_BACK = "ROLLBACK_COMPLETE"
 
 # The resource types the engine deploys and runs. Python Lambda functions run in process (compat
 # fix 22); a function of another runtime, or an image, cannot run here. REST APIs are served on
-# loopback (sfn_idempotency.local.rest_apis).
+# loopback (sfn_idempotency.local.http).
 DEPLOYED_TYPES = frozenset(
     {
         "AWS::ApiGateway::Account",

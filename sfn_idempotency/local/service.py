@@ -12,13 +12,14 @@ from sfn_idempotency.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflo
 from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.local.api_gateway import LocalRestApi, Route
 from sfn_idempotency.local.cloud import (
     DEFAULT_WAIT_SECONDS,
     EngineError,
     ExecutionResult,
     LocalCloud,
 )
+from sfn_idempotency.local.http.rest_apis import Integration, IntegrationResponse, Method, Stage
+from sfn_idempotency.local.http.server import LocalRestApi
 from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.patterns import load_pattern
@@ -256,6 +257,7 @@ class IdempotentService:
         key_prefix: str | None = None,
         success_status: int = DEFAULT_SUCCESS_STATUS,
         error_statuses: Mapping[str, int] | None = None,
+        port: int = 0,
     ) -> LocalRestApi:
         """The HTTP front door on this service's business Lambda (sfn_idempotency.http_api): its
         Express workflow, and ``POST /orders`` on a loopback port rendering the same templates API
@@ -267,17 +269,34 @@ class IdempotentService:
             error_statuses=error_statuses,
         )
         machine = self.deploy_inline(definition, name)
-        route = Route(
-            path=ROUTE,
-            request_template=ORDERS_REQUEST_TEMPLATE.read_text(encoding="utf-8"),
-            response_template=ORDERS_RESPONSE_TEMPLATE.read_text(encoding="utf-8"),
-            stage_variables={"stateMachineArn": machine, "retryAfterSeconds": str(retry_after)},
+        # As the IdempotentHttpApi construct declares it: POST /orders, StartSyncExecution through
+        # the templates in apis/, one default integration response.
+        integration = Integration(
+            type="AWS",
+            uri=f"arn:aws:apigateway:{self.cloud.region}:states:action/StartSyncExecution",
+            request_templates={"application/json": ORDERS_REQUEST_TEMPLATE.read_text(encoding="utf-8")},
+            passthrough_behavior="NEVER",
+            responses=(
+                IntegrationResponse(
+                    "200",
+                    templates={"application/json": ORDERS_RESPONSE_TEMPLATE.read_text(encoding="utf-8")},
+                ),
+            ),
         )
-        sync = self.cloud.client("stepfunctions", inject_host_prefix=False)
+        stage = Stage(
+            rest_api_id=name,
+            name="local",
+            methods=(Method("POST", f"/{ROUTE}", integration, {"200": {}}),),
+            variables={"stateMachineArn": machine, "retryAfterSeconds": str(retry_after)},
+        )
         return LocalRestApi(
-            [route],
-            lambda call: dict(sync.start_sync_execution(**call)),
+            stage,
+            self.cloud.integration_services,
+            account=self.cloud.account,
+            region=self.cloud.region,
+            port=port,
             access_policy=self.cloud.access_policy,
+            stage_in_path=False,
             state_machine_arn=machine,
         )
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
+from aws_cdk import aws_apigateway as apigateway
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
@@ -32,6 +33,8 @@ from tests.business_steps import SQS_SEND_STEP
 SERVICE_STACK = "SfnIdempotencyTest"
 SHARED_TABLE_STACK = "SharedTableTest"
 INLINE_STEP_STACK = "InlineStepTest"
+REST_API_STACK = "RestApiTest"
+REST_API_FUNCTIONS = Path(__file__).parent / "rest_api_functions"
 IN_PROGRESS = "IdempotencyAlreadyInProgressError"
 
 
@@ -182,6 +185,37 @@ def build_inline_step_stack(app: cdk.App) -> cdk.Stack:
     return stack
 
 
+def build_rest_api_stack(app: cdk.App) -> cdk.Stack:
+    """A REST API as CDK's own constructs make it, as a user writes it: an Express workflow behind
+    CDK's default Step Functions mapping templates on several verbs and a path parameter, a root
+    ``ANY`` with CDK's default (MOCK) integration, and a Lambda proxy on a greedy path."""
+    stack = cdk.Stack(app, REST_API_STACK)
+    echo = sfn.StateMachine(
+        stack,
+        "Echo",
+        definition_body=sfn.DefinitionBody.from_chainable(sfn.Pass(stack, "Answer")),
+        state_machine_type=sfn.StateMachineType.EXPRESS,
+    )
+    api = apigateway.RestApi(stack, "Api")
+    start = apigateway.StepFunctionsIntegration.start_execution(echo)
+    orders = api.root.add_resource("orders")
+    for verb in ("GET", "POST"):
+        orders.add_method(verb, start)
+    order = orders.add_resource("{orderId}")
+    for verb in ("GET", "DELETE"):
+        order.add_method(verb, start)
+    api.root.add_method("ANY")
+    proxy = lambda_.Function(
+        stack,
+        "Proxy",
+        runtime=lambda_.Runtime.PYTHON_3_13,
+        handler="proxy.handler",
+        code=lambda_.Code.from_asset(str(REST_API_FUNCTIONS)),
+    )
+    api.root.add_resource("files").add_proxy(default_integration=apigateway.LambdaIntegration(proxy))
+    return stack
+
+
 @dataclass(frozen=True)
 class Synthesized:
     assembly_dir: Path
@@ -211,6 +245,16 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
         inline=Template.from_json(assembly.get_stack_by_name(INLINE_STEP_STACK).template),
         validation_report=json.loads((outdir / "validation-report.json").read_text()),
     )
+
+
+@pytest.fixture(scope="session")
+def rest_api_assembly(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The REST API app's cloud assembly (an app of its own: cdk-nag judges our stacks, not it)."""
+    outdir = tmp_path_factory.mktemp("rest-api.cdk.out")
+    app = cdk.App(outdir=str(outdir))
+    build_rest_api_stack(app)
+    app.synth()
+    return outdir
 
 
 @pytest.fixture(scope="session")

@@ -362,7 +362,8 @@ def test_concurrent_executions_of_one_definition_count_their_own_retries(tmp_pat
 
 
 def test_start_execution_integration_speaks_pascal_case(local_cloud: LocalCloud, tmp_path: Path):
-    # AWS: states:startExecution takes StateMachineArn/Input and returns ExecutionArn and StartDate.
+    # AWS: states:startExecution takes StateMachineArn/Input and returns ExecutionArn and StartDate,
+    # with the SDK's response metadata (recorded; fix 70).
     child = deploy(
         local_cloud, tmp_path, {"Done": {"Type": "Pass", "Result": {"child": True}, "End": True}}, "Done"
     )
@@ -385,7 +386,7 @@ def test_start_execution_integration_speaks_pascal_case(local_cloud: LocalCloud,
     parent = local_cloud.create_state_machine("parent", parent_asl, {"Child": child})
     result = local_cloud.run(parent, {})
     assert result.status == "SUCCEEDED", result.cause
-    assert set(result.output) == {"ExecutionArn", "StartDate"}
+    assert set(result.output) == {"ExecutionArn", "StartDate", "SdkHttpMetadata", "SdkResponseMetadata"}
     assert isinstance(result.output["StartDate"], int)
     started = local_cloud.wait(result.output["ExecutionArn"])
     assert json.loads(started.history[0]["executionStartedEventDetails"]["input"]) == {"from": "parent"}

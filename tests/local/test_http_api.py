@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.local.api_gateway import Util
+from sfn_idempotency.local.http.mapping_templates import Util
 from tests.servers import clean_environment, read_ready_line, start_server
 
 REQUEST_DEADLINE_SECONDS = 60
@@ -183,4 +183,4 @@ def test_util_escape_javascript_is_javas():
     # why the request template undoes it before the text becomes JSON)
     escaped = Util().escapeJavaScript("a\"b'c\\d/e\nf\u00e9")
     assert escaped == "a\\\"b\\'c\\\\d\\/e\\nf\\u00e9"
-    assert escaped.replaceAll("\\\\'", "'") == "a\\\"b'c\\\\d\\/e\\nf\\u00e9"
+    assert escaped.replace("\\'", "'") == "a\\\"b'c\\\\d\\/e\\nf\\u00e9"

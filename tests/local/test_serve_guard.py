@@ -22,7 +22,7 @@ from sfn_idempotency.console import ConsoleSettings
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.backends import ServerBackend
 from sfn_idempotency.local.cloud import DEFAULT_REGION
-from sfn_idempotency.local.request_guard import ALLOW_ORIGINS_VARIABLE
+from sfn_idempotency.local.http.request_guard import ALLOW_ORIGINS_VARIABLE
 from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
 
 FOREIGN_ORIGIN = "http://127.0.0.1:1"  # another loopback port is already another origin

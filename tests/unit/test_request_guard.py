@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sfn_idempotency.local.request_guard import AccessPolicy, BadOriginError, parse_origin, split_list
+from sfn_idempotency.local.http.request_guard import AccessPolicy, BadOriginError, parse_origin, split_list
 
 PORT = 8083
 DEFAULT = AccessPolicy.build("127.0.0.1", [PORT])

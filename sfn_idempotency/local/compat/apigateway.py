@@ -26,7 +26,11 @@ def _backend(account_id: str, region_name: str) -> Any:
 
 
 # -- fix 41: a method's whole integration -------------------------------------------------------
-def _method_with_integration(original: Callable[..., Any]) -> Any:
+def _method_with_integration(_original: Callable[..., Any]) -> Any:
+    """moto's creation read ``IntegrationHttpMethod`` and ``Uri`` whatever the integration, so a MOCK
+    method (CDK's ``add_method("ANY")``), which has neither, failed its stack; the method is made
+    here as the API's PutMethod makes it, then its whole integration."""
+
     def create(
         cls: Any,
         /,
@@ -36,10 +40,22 @@ def _method_with_integration(original: Callable[..., Any]) -> Any:
         region_name: str,
         **kwargs: Any,
     ) -> Any:
-        method = original(resource_name, cloudformation_json, account_id, region_name, **kwargs)
         properties = cloudformation_json["Properties"]
         backend = _backend(account_id, region_name)
         api, resource, verb = properties["RestApiId"], properties["ResourceId"], properties["HttpMethod"]
+        method = backend.put_method(
+            function_id=api,
+            resource_id=resource,
+            method_type=verb,
+            authorization_type=properties.get("AuthorizationType", "NONE"),
+            api_key_required=properties.get("ApiKeyRequired"),
+            request_parameters=properties.get("RequestParameters"),
+            request_models=properties.get("RequestModels"),
+            operation_name=properties.get("OperationName"),
+            authorizer_id=properties.get("AuthorizerId"),
+            authorization_scopes=properties.get("AuthorizationScopes"),
+            request_validator_id=properties.get("RequestValidatorId"),
+        )
         integration = properties.get("Integration") or {}
         if integration:
             backend.put_integration(
@@ -117,7 +133,13 @@ def _keep_the_account_setting(
 @cache
 def _models() -> tuple[type, type]:
     """``AWS::ApiGateway::Stage`` and ``AWS::ApiGateway::Account`` (moto's CloudFormation had neither)."""
-    stage = resource_model("AWS::ApiGateway::Stage", apply=_create_stage, remove=_delete_stage)
+    # A stage's Ref is its name (the invoke URL's last segment), as on AWS.
+    stage = resource_model(
+        "AWS::ApiGateway::Stage",
+        apply=_create_stage,
+        remove=_delete_stage,
+        physical_id=lambda properties: str(properties["StageName"]),
+    )
     account = resource_model(
         "AWS::ApiGateway::Account", apply=_set_cloudwatch_role, remove=_keep_the_account_setting
     )
@@ -133,6 +155,7 @@ def install_models() -> None:
 
 PATCHES: tuple[Patch, ...] = (
     Patch(41, _METHOD, "create_from_cloudformation_json", _method_with_integration),
+    Patch(41, "moto.apigateway.models:APIGatewayBackend", "put_method", keep),
     Patch(41, "moto.apigateway.models:APIGatewayBackend", "put_integration_response", keep),
     Patch(41, "moto.apigateway.models:APIGatewayBackend", "put_method_response", keep),
     Patch(42, "moto.apigateway.models:APIGatewayBackend", "create_stage", keep),

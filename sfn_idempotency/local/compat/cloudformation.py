@@ -172,9 +172,15 @@ def _as_classmethod(function: Callable[..., Any]) -> Callable[[Any], Any]:
 Apply = Callable[[str, Mapping[str, Any], str, str], None]  # (logical id, properties, account, region)
 
 
-def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
+def resource_model(
+    resource_type: str,
+    apply: Apply,
+    remove: Apply,
+    physical_id: Callable[[Mapping[str, Any]], str] | None = None,
+) -> type:
     """A CloudFormation model for a resource that only sets something up: ``apply`` on create,
-    ``remove`` then ``apply`` on update, ``remove`` on delete. Its physical id (and ``Id``) is its name."""
+    ``remove`` then ``apply`` on update, ``remove`` on delete. Its physical id (what ``Ref``
+    answers) is ``physical_id`` of its properties, else its name; ``Id`` is its name."""
     from moto.core.common_models import CloudFormationModel
 
     class StackResource(CloudFormationModel):  # type: ignore[misc]
@@ -184,7 +190,7 @@ def resource_model(resource_type: str, apply: Apply, remove: Apply) -> type:
 
         @property
         def physical_resource_id(self) -> str:
-            return self.name
+            return physical_id(self.properties) if physical_id is not None else self.name
 
         @staticmethod
         def cloudformation_name_type() -> str:

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import base64
 import datetime
+import email.utils
 import functools
+import json
 import os
 import re
+import threading
+import uuid
+import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import botocore.session
@@ -195,6 +201,227 @@ def _failed_entries_as_json_text(original: Callable[..., Any]) -> Callable[..., 
     return from_error
 
 
+# -- fix 70: an optimized integration answers with the SDK's HTTP metadata -------------------
+# Step Functions' optimized integrations (not aws-sdk) add the SDK for Java's response metadata to
+# a request-response Task's result: SdkHttpMetadata (the answer's headers, once as lists and once
+# as values, and its status) and SdkResponseMetadata (its request id). The headers each service
+# sends, as recorded (the newest recording where two differ); a value of None is filled in below.
+_REQUEST_ID, _LENGTH, _DATE, _CRC32, _TRACE_ID = (
+    "x-amzn-RequestId",
+    "Content-Length",
+    "Date",
+    "x-amz-crc32",
+    "X-Amzn-Trace-Id",
+)
+_JSON_1_0 = "application/x-amz-json-1.0"
+_RECORDED_HEADERS: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "dynamodb": (
+        ("Server", "Server"),
+        ("Connection", "keep-alive"),
+        (_REQUEST_ID, None),
+        (_CRC32, None),
+        (_LENGTH, None),
+        (_DATE, None),
+        ("Content-Type", _JSON_1_0),
+    ),
+    "lambda": (
+        ("X-Amz-Executed-Version", None),
+        ("x-amzn-Remapped-Content-Length", "0"),
+        ("Connection", "keep-alive"),
+        (_REQUEST_ID, None),
+        (_LENGTH, None),
+        (_DATE, None),
+        (_TRACE_ID, None),
+        ("Content-Type", "application/json"),
+    ),
+    "sqs": (
+        (_REQUEST_ID, None),
+        ("connection", "keep-alive"),
+        (_LENGTH, None),
+        (_DATE, None),
+        ("Content-Type", _JSON_1_0),
+    ),
+    "sns": (
+        (_REQUEST_ID, None),
+        ("connection", "keep-alive"),
+        (_LENGTH, None),
+        (_DATE, None),
+        ("Content-Type", "text/xml"),
+    ),
+    "states": (
+        (_REQUEST_ID, None),
+        ("connection", "keep-alive"),
+        (_LENGTH, None),
+        (_DATE, None),
+        ("Content-Type", _JSON_1_0),
+    ),
+    "ecs": (
+        (_REQUEST_ID, None),
+        (_LENGTH, None),
+        (_DATE, None),
+        ("Content-Type", "application/x-amz-json-1.1"),
+    ),
+}
+_OPTIMIZED_TASKS = {
+    "dynamodb": "state_task_service_dynamodb:StateTaskServiceDynamoDB",
+    "lambda": "state_task_service_lambda:StateTaskServiceLambda",
+    "sqs": "state_task_service_sqs:StateTaskServiceSqs",
+    "sns": "state_task_service_sns:StateTaskServiceSns",
+    "states": "state_task_service_sfn:StateTaskServiceSfn",
+    "ecs": "state_task_service_ecs:StateTaskServiceEcs",
+}
+
+
+@dataclass(frozen=True)
+class WireAnswer:
+    """What the SDK saw of the last answer this thread's Task call got."""
+
+    status: int
+    request_id: str
+    body_length: int
+    body_crc32: int
+
+
+_last_answer = threading.local()
+
+
+def remember_wire_answer(http_response: Any, parsed: Any, model: Any, **_: Any) -> None:
+    """``after-call`` (fix 70): the answer's status, request id and body as AWS would have sent
+    it, kept for the Task that made the call (a Task's call and its result share a thread)."""
+    if not isinstance(parsed, dict):
+        return
+    metadata = parsed.get("ResponseMetadata") or {}
+    if model.service_model.protocol == "json":
+        # A JSON service's body as AWS writes it: compact, timestamps in epoch seconds.
+        members = {name: value for name, value in parsed.items() if name != "ResponseMetadata"}
+        body = json.dumps(members, separators=(",", ":"), default=_wire_value).encode()
+        length, crc32 = len(body), zlib.crc32(body)
+    else:
+        # Any other answer (Lambda's payload, an XML document) as it came; an answer given in
+        # process (calls.Reply) says its length.
+        sent = (metadata.get("HTTPHeaders") or {}).get("content-length")
+        length = int(sent) if sent is not None else len(http_response.content)
+        crc32 = 0
+    _last_answer.value = WireAnswer(
+        status=int(metadata.get("HTTPStatusCode") or http_response.status_code),
+        request_id=str(metadata.get("RequestId") or uuid.uuid4()),
+        body_length=length,
+        body_crc32=crc32,
+    )
+
+
+def _wire_value(value: Any) -> Any:
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    raise TypeError(f"{type(value).__name__} is not on the wire")
+
+
+def sdk_metadata(service: str, answer: WireAnswer, result: dict[str, Any]) -> dict[str, Any]:
+    """``SdkHttpMetadata`` and ``SdkResponseMetadata`` as the recordings show them."""
+    filled = {
+        _REQUEST_ID: answer.request_id,
+        _LENGTH: str(answer.body_length),
+        _DATE: email.utils.formatdate(usegmt=True),
+        _CRC32: str(answer.body_crc32),
+        _TRACE_ID: f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}",
+        "X-Amz-Executed-Version": str(result.get("ExecutedVersion", "$LATEST")),
+    }
+    headers = {
+        name: value if value is not None else filled[name] for name, value in _RECORDED_HEADERS[service]
+    }
+    if "LogResult" in result:
+        headers["X-Amz-Log-Result"] = str(result["LogResult"])
+    return {
+        "SdkHttpMetadata": {
+            "AllHttpHeaders": {name: [value] for name, value in headers.items()},
+            "HttpHeaders": headers,
+            "HttpStatusCode": answer.status,
+        },
+        "SdkResponseMetadata": {"RequestId": answer.request_id},
+    }
+
+
+def _with_sdk_metadata(service: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    def build(original: Callable[..., None]) -> Callable[..., None]:
+        def eval_service_task(self: Any, env: Any, *args: Any, **kwargs: Any) -> None:
+            _last_answer.value = None
+            original(self, env, *args, **kwargs)
+            answer: WireAnswer | None = _last_answer.value
+            result = env.stack[-1] if env.stack else None
+            # Only a request-response call's own answer (a .sync or callback Task's result is
+            # what it waited for), and never a mocked one (it answers what its mock says).
+            request_response = getattr(self.resource, "condition", None) is None
+            if (
+                request_response
+                and answer is not None
+                and isinstance(result, dict)
+                and not env.is_mocked_mode()
+            ):
+                result.update(sdk_metadata(service, answer, result))
+
+        return eval_service_task
+
+    return build
+
+
+# -- fix 71: a Task whose answer its ResultSelector cannot select fails as the state, not the call --
+def _state_failures_kept(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A service Task named every exception after its service: a ResultSelector path missing from
+    a DynamoDB answer became ``DynamoDB.AmazonDynamoDBException`` after TaskSucceeded. On AWS it is
+    the state's own ``States.Runtime`` (not caught by ``States.ALL``), with the cause every other
+    state's missing path has ("The JSONPath '…' specified for the field '…' could not be found in
+    the input '…'", moto's own words for it); an error the state raised itself keeps its name."""
+    from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+    from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
+    from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError
+
+    runtime = StatesErrorNameType.StatesRuntime
+
+    def from_error(self: Any, env: Any, ex: Exception) -> Any:
+        if isinstance(ex, FailureEventException):
+            return ex.failure_event
+        if isinstance(ex, NoSuchJsonPathError):
+            cause = (
+                f"The JSONPath '{ex.json_path}' specified for the field '{env.next_field_name}' "
+                f"could not be found in the input '{to_json_str(ex.data)}'"
+            )
+            details = TaskFailedEventDetails(error=runtime.to_name(), cause=cause)
+            return FailureEvent(
+                env=env,
+                error_name=StatesErrorName(typ=runtime),
+                event_type=HistoryEventType.TaskFailed,
+                event_details=EventDetails(taskFailedEventDetails=details),
+            )
+        return original(self, env, ex)
+
+    return from_error
+
+
+_SERVICE_ERRORS = (
+    "state_task_service_dynamodb:StateTaskServiceDynamoDB",
+    "state_task_service_lambda:StateTaskServiceLambda",
+    "state_task_service_sqs:StateTaskServiceSqs",
+    "state_task_service_sns:StateTaskServiceSns",
+    "state_task_service_sfn:StateTaskServiceSfn",
+    "state_task_service_events:StateTaskServiceEvents",
+    "state_task_service_glue:StateTaskServiceGlue",
+    "state_task_service_batch:StateTaskServiceBatch",
+    "state_task_service_api_gateway:StateTaskServiceApiGateway",
+    "state_task_service_aws_sdk:StateTaskServiceAwsSdk",
+)
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_parameters", _pascal_case_request),
     Patch(
@@ -215,5 +442,13 @@ PATCHES: tuple[Patch, ...] = (
         f"{_SERVICE_PACKAGE}.state_task_service:StateTaskService",
         "_SERVICE_NAME_SFN_TO_BOTO_OVERRIDES",
         keep,
+    ),
+    *(
+        Patch(70, f"{_SERVICE_PACKAGE}.{task}", "_eval_service_task", _with_sdk_metadata(service))
+        for service, task in _OPTIMIZED_TASKS.items()
+    ),
+    *(
+        Patch(71, f"{_SERVICE_PACKAGE}.{task}", "_from_error", _state_failures_kept)
+        for task in _SERVICE_ERRORS
     ),
 )

@@ -51,6 +51,7 @@ def _interpreter_session() -> boto3.Session:
         session.events.register("before-call", interceptor.before_call)
         session.events.register("after-call.dynamodb", integrations.drop_unasked_capacity)
         session.events.register("after-call.s3", integrations.s3_extended_request_id)
+        session.events.register("after-call", integrations.remember_wire_answer)
         _session = session
     return _session
 
