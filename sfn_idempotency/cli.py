@@ -215,6 +215,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="only this stack and those it depends on (repeatable; globs as cdk deploy takes them)",
     )
     app.add_argument(
+        "--stand-in",
+        action="append",
+        default=[],
+        metavar="LOGICAL_ID|TYPE",
+        help="do not deploy this resource (one the engine cannot run), and resolve references to it to "
+        "the name and ARN it would have: a Task calling it fails as a call to a missing resource "
+        "(repeatable; globs allowed, e.g. 'AWS::KinesisFirehose::*')",
+    )
+    app.add_argument(
         "--watch",
         action="store_true",
         help="deploy again whenever cdk synth rewrites the assembly (stacks are updated in place: "
@@ -595,7 +604,7 @@ def _serve_cdk_app(cloud: LocalCloud, arguments: argparse.Namespace, stop: threa
     def deploy() -> DeployedAssembly:
         with lock, warnings.catch_warnings(record=True, category=SkippedResourceWarning) as skipped:
             warnings.simplefilter("always", SkippedResourceWarning)
-            deployed = cloud.deploy_cdk_out(directory, arguments.stack)
+            deployed = cloud.deploy_cdk_out(directory, arguments.stack, stand_in=arguments.stand_in)
         for warning in skipped:
             report(f"warning: {warning.message}")
         for stack in deployed.stacks:

@@ -8,7 +8,8 @@
   as ``<stateMachineArn>#<TestCase>``.
 - ``cdk_app``: the project's own CDK app, as ``cdk synth`` left it (ini ``sfn_cdk_out``, default
   ``cdk.out`` under pytest's rootdir; ``sfn_cdk_stacks`` selects stacks), deployed on
-  ``local_cloud``; ``@pytest.mark.sfn_cdk_out(path, stacks=[...])`` for one test.
+  ``local_cloud``; ``@pytest.mark.sfn_cdk_out(path, stacks=[...], stand_in=[...])`` for one test
+  (ini ``sfn_stand_in``: resources to stand in for, sfn_idempotency.local.stand_ins).
 
 The engine is imported when a fixture is used, not when pytest loads the plugin: a project that
 installed only ``[cdk]`` keeps a working pytest.
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 _RETRY_WAIT_SCALE = "sfn_local_retry_wait_scale"
 _CDK_OUT = "sfn_cdk_out"
 _CDK_STACKS = "sfn_cdk_stacks"
+_STAND_IN = "sfn_stand_in"
 MOCK_CONFIG_MARKER = "sfn_mock_config"
 CDK_OUT_MARKER = "sfn_cdk_out"
 
@@ -43,6 +45,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(
         _CDK_STACKS, "the stacks cdk_app deploys, globs allowed (default: every stack)", type="args"
     )
+    parser.addini(
+        _STAND_IN,
+        "resources (logical ids or types, globs) cdk_app stands in for instead of refusing the app",
+        type="args",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -51,7 +58,8 @@ def pytest_configure(config: pytest.Config) -> None:
         f"{MOCK_CONFIG_MARKER}(path_or_dict): the local_cloud fixture reads this Step Functions Local mock file",
     )
     config.addinivalue_line(
-        "markers", f"{CDK_OUT_MARKER}(path, stacks=None): the cloud assembly the cdk_app fixture deploys"
+        "markers",
+        f"{CDK_OUT_MARKER}(path, stacks=None, stand_in=None): the cloud assembly the cdk_app fixture deploys",
     )
 
 
@@ -85,12 +93,15 @@ def idempotent_service(local_cloud: LocalCloud) -> IdempotentService:
 def cdk_app(local_cloud: LocalCloud, request: pytest.FixtureRequest) -> DeployedAssembly:
     """The project's CDK app (its ``cdk synth`` output) deployed on ``local_cloud``."""
     marker = request.node.get_closest_marker(CDK_OUT_MARKER)
+    stand_in = list(request.config.getini(_STAND_IN))
     if marker is not None:
         directory = Path(marker.args[0])
         stacks = list(marker.kwargs.get("stacks") or [])
+        stand_in = list(marker.kwargs.get("stand_in") or stand_in)
         base = Path(request.path).parent
     else:
         directory = Path(str(request.config.getini(_CDK_OUT)))
         stacks = list(request.config.getini(_CDK_STACKS))
         base = Path(request.config.rootpath)
-    return local_cloud.deploy_cdk_out(directory if directory.is_absolute() else base / directory, stacks)
+    path = directory if directory.is_absolute() else base / directory
+    return local_cloud.deploy_cdk_out(path, stacks, stand_in=stand_in)

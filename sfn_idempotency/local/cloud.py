@@ -410,12 +410,17 @@ class LocalCloud:
         machine created with ``metrics``, from CloudWatch."""
         return outcome_counts(self.client("cloudwatch"), workflow, key_prefix)
 
-    def deploy_cdk_out(self, directory: Path | str, stacks: Sequence[str] = ()) -> DeployedAssembly:
+    def deploy_cdk_out(
+        self, directory: Path | str, stacks: Sequence[str] = (), *, stand_in: Sequence[str] = ()
+    ) -> DeployedAssembly:
         """Deploy the cloud assembly ``cdk synth`` left in ``directory`` (every stack, or those
         ``stacks`` name, globs allowed, with the stacks they depend on) through CloudFormation;
         again, to update the stacks in place. What the engine cannot run is skipped with a
-        SkippedResourceWarning each (see sfn_idempotency.local.cloud_assembly)."""
-        deployed = AssemblyDeployer(self.client, self.account, self.region).deploy(Path(directory), stacks)
+        SkippedResourceWarning each (see sfn_idempotency.local.cloud_assembly); ``stand_in``
+        (logical ids or resource types, globs) are not deployed, and references to them resolve to
+        the name and ARN they would have (sfn_idempotency.local.stand_ins)."""
+        deployer = AssemblyDeployer(self.client, self.account, self.region)
+        deployed = deployer.deploy(Path(directory), stacks, stand_in)
         return DeployedAssembly(tuple(self._served_apis(stack) for stack in deployed.stacks))
 
     def _served_apis(self, stack: DeployedStack) -> DeployedStack:
@@ -423,6 +428,26 @@ class LocalCloud:
         apis = stack.of_type(REST_API_TYPE)
         if not apis:
             return stack
+        served, unserved = self._rest_api_servers().serve(api.physical_id for api in apis)
+        for line in unserved:
+            warnings.warn(f"{stack.name}: not served: {line}", SkippedResourceWarning, stacklevel=3)
+        endpoints = {}
+        for api in apis:
+            stages = stage_urls(served, api.physical_id)
+            for stage, url in stages.items():
+                endpoints[api.logical_id if len(stages) == 1 else f"{api.logical_id}/{stage}"] = url
+        return dataclasses.replace(stack, api_endpoints=endpoints)
+
+    def serve_rest_api(self, rest_api_id: str) -> dict[str, str]:
+        """Serve a REST API made through the API Gateway API (a stack's are served as it deploys):
+        each stage's local base URL by stage name, ``http://127.0.0.1:<port>/<stage>/``. Call it
+        again after a change; a method the engine cannot run warns with a SkippedResourceWarning."""
+        served, unserved = self._rest_api_servers().serve([rest_api_id])
+        for line in unserved:
+            warnings.warn(f"not served: {line}", SkippedResourceWarning, stacklevel=2)
+        return stage_urls(served, rest_api_id)
+
+    def _rest_api_servers(self) -> RestApiServers:
         if self._rest_apis is None:
             self._rest_apis = RestApiServers(
                 self.client,
@@ -432,15 +457,7 @@ class LocalCloud:
                 region=self.region,
                 first_port=self.api_port,
             )
-        served, unserved = self._rest_apis.serve(api.physical_id for api in apis)
-        for line in unserved:
-            warnings.warn(f"{stack.name}: not served: {line}", SkippedResourceWarning, stacklevel=3)
-        endpoints = {}
-        for api in apis:
-            stages = stage_urls(served, api.physical_id)
-            for stage, url in stages.items():
-                endpoints[api.logical_id if len(stages) == 1 else f"{api.logical_id}/{stage}"] = url
-        return dataclasses.replace(stack, api_endpoints=endpoints)
+        return self._rest_apis
 
     def create_rule(self, name: str, pattern: Mapping[str, Any], target_arn: str) -> str:
         """An EventBridge rule on the default bus that starts ``target_arn`` with every event

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, keep, missing
+from sfn_idempotency.local.stand_ins import StoodIn, resolved, stood_in, wanted
 
 MANIFEST = "manifest.json"
 STACK_ARTIFACT = "aws:cloudformation:stack"
@@ -224,10 +225,12 @@ class SkippedResource:
 
 @dataclass(frozen=True)
 class Plan:
-    """A template as the engine deploys it (``template``), and what it leaves out (``skipped``)."""
+    """A template as the engine deploys it (``template``), what it leaves out (``skipped``), and
+    what it stands in for on request (``stood_in``, sfn_idempotency.local.stand_ins)."""
 
     template: dict[str, Any]
     skipped: tuple[SkippedResource, ...]
+    stood_in: tuple[StoodIn, ...] = ()
 
 
 def needs(resource: Mapping[str, Any]) -> set[str]:
@@ -278,10 +281,14 @@ def _cannot_run(resource: Mapping[str, Any]) -> str | None:
     return None
 
 
-def plan(template: Mapping[str, Any]) -> Plan:
+def plan(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn] | None = None) -> Plan:
     """What the engine deploys of ``template``. A resource it cannot run is skipped; so is a
     policy or permission about a skipped resource. A resource that needs a skipped one fails the
-    deployment (DeploymentError, naming both), before anything is created."""
+    deployment (DeploymentError, naming both), before anything is created, unless the one it needs
+    is stood in for (``stand_ins``): then it is not deployed and references to it resolve."""
+    stand_ins = dict(stand_ins or {})
+    if stand_ins:
+        template = resolved({**template, "Resources": _without(template, stand_ins)}, stand_ins)
     resources: dict[str, Any] = dict(template.get("Resources", {}))
     skipped: dict[str, SkippedResource] = {}
     for logical_id, resource in resources.items():
@@ -326,7 +333,31 @@ def plan(template: Mapping[str, Any]) -> Plan:
         if not set(_references(output)) & skipped.keys()
     }
     deployed = {**template, "Resources": kept, **({"Outputs": outputs} if "Outputs" in template else {})}
-    return Plan(template=deployed, skipped=tuple(skipped.values()))
+    return Plan(template=deployed, skipped=tuple(skipped.values()), stood_in=tuple(stand_ins.values()))
+
+
+def _without(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn]) -> dict[str, Any]:
+    """The resources but the stand-ins; a DependsOn on one goes with it (it is there at once)."""
+    kept = {}
+    for logical_id, resource in template.get("Resources", {}).items():
+        if logical_id in stand_ins:
+            continue
+        order = _depends_on(resource) - stand_ins.keys()
+        if order != _depends_on(resource):
+            resource = {**resource, "DependsOn": sorted(order)}
+        kept[logical_id] = resource
+    return kept
+
+
+def stand_ins_of(
+    template: Mapping[str, Any], patterns: Sequence[str], stack_name: str, account: str, region: str
+) -> dict[str, StoodIn]:
+    """The resources of ``template`` that ``patterns`` (logical ids or types, globs) ask to stand in for."""
+    return {
+        logical_id: stood_in(logical_id, str(resource.get("Type", "")), stack_name, account, region)
+        for logical_id, resource in template.get("Resources", {}).items()
+        if patterns and wanted(patterns, logical_id, str(resource.get("Type", "")))
+    }
 
 
 def _depends_on(resource: Mapping[str, Any]) -> set[str]:
@@ -472,17 +503,28 @@ class AssemblyDeployer:
         self._account = account
         self._region = region
 
-    def deploy(self, directory: Path, stacks: Sequence[str] = ()) -> DeployedAssembly:
+    def deploy(
+        self, directory: Path, stacks: Sequence[str] = (), stand_in: Sequence[str] = ()
+    ) -> DeployedAssembly:
+        """``stand_in``: logical ids or resource types (globs) to stand in for (local.stand_ins)."""
         selected = select(read_assembly(Path(directory)), stacks)
-        plans = [(stack, plan(stack.template())) for stack in selected]  # every refusal before any change
+        plans = [  # every refusal before any change
+            (stack, plan(stack.template(), self._stand_ins(stack, stand_in))) for stack in selected
+        ]
         self._bootstrap(selected)
         deployed = []
         for stack, stack_plan in plans:
             self._publish(stack)
-            for skipped in stack_plan.skipped:
-                warnings.warn(skipped.line(stack.stack_name), SkippedResourceWarning, stacklevel=2)
+            for line in [
+                *(s.line(stack.stack_name) for s in stack_plan.skipped),
+                *(s.line(stack.stack_name) for s in stack_plan.stood_in),
+            ]:
+                warnings.warn(line, SkippedResourceWarning, stacklevel=2)
             deployed.append(self._deploy_stack(stack, stack_plan))
         return DeployedAssembly(tuple(deployed))
+
+    def _stand_ins(self, stack: StackArtifact, patterns: Sequence[str]) -> dict[str, StoodIn]:
+        return stand_ins_of(stack.template(), patterns, stack.stack_name, self._account, self._region)
 
     def _bootstrap(self, stacks: Iterable[StackArtifact]) -> None:
         """The bootstrap version parameter at the version the assembly asks for."""

@@ -250,6 +250,70 @@ def test_a_needed_unsupported_resource_fails_before_anything_is_made(local_cloud
     assert local_cloud.sfn.list_state_machines()["stateMachines"] == []
 
 
+def firehose_app(root: Path) -> Path:
+    """The app, and a machine that records each order to a Kinesis Firehose stream (a type the
+    engine does not run) by its name, then answers with the stream's ARN."""
+    extra = {
+        "Stream": {"Type": "AWS::KinesisFirehose::DeliveryStream", "Properties": {}},
+        "Audit": {
+            "Type": "AWS::StepFunctions::StateMachine",
+            "Properties": {
+                "RoleArn": "arn:aws:iam::123456789012:role/r",
+                "DefinitionString": {
+                    "Fn::Sub": json.dumps(
+                        {
+                            "StartAt": "Record",
+                            "States": {
+                                "Record": {
+                                    "Type": "Task",
+                                    "Resource": "arn:aws:states:::aws-sdk:firehose:putRecord",
+                                    "Parameters": {
+                                        "DeliveryStreamName": "${Stream}",
+                                        "Record": {"Data": "x"},
+                                    },
+                                    "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Named"}],
+                                    "End": True,
+                                },
+                                "Named": {
+                                    "Type": "Pass",
+                                    "Parameters": {"arn": "${Stream.Arn}", "error.$": "$.Error"},
+                                    "End": True,
+                                },
+                            },
+                        }
+                    )
+                },
+            },
+        },
+    }
+    return write_app(root, extra_resources=extra)
+
+
+def test_a_resource_stood_in_for_is_named_and_a_call_to_it_fails_as_a_missing_one(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given an app whose machine needs a Firehose stream, which refuses the app as it stands
+    app = firehose_app(tmp_path / "cdk.out")
+    with pytest.raises(DeploymentError, match=r"needs Stream \(AWS::KinesisFirehose::DeliveryStream\)"):
+        local_cloud.deploy_cdk_out(app)
+
+    # When it is deployed with the stream stood in for, by its type
+    with pytest.warns(SkippedResourceWarning) as warned:
+        shop = local_cloud.deploy_cdk_out(app, stand_in=["AWS::KinesisFirehose::*"]).stack()
+
+    # Then one line names the stand-in and what it resolves to, the rest of the app runs, and a
+    # call to the stream fails as a call to a stream that does not exist
+    arn = "arn:aws:firehose:us-east-1:123456789012:deliverystream/Shop-Stream-STANDIN"
+    assert [str(w.message) for w in warned] == [
+        f"Shop: stood in for Stream (AWS::KinesisFirehose::DeliveryStream): not deployed; its references are {arn}, which does not exist here"
+    ]
+    assert "Stream" not in shop.resources
+    assert local_cloud.run(shop.arn("Checkout"), {"amount": 3}).status == "SUCCEEDED"
+    audit = local_cloud.run(shop.arn("Audit"), {})
+    assert audit.status == "SUCCEEDED", audit.cause
+    assert audit.output == {"arn": arn, "error": "Firehose.ResourceNotFoundException"}
+
+
 def test_a_failed_stack_leaves_nothing_that_blocks_a_retry(local_cloud: LocalCloud, tmp_path: Path):
     # Given an app whose machine's definition asset is broken
     app = write_app(tmp_path / "cdk.out")

@@ -183,6 +183,50 @@ def test_an_invalid_definition_fails_the_stack_and_rolls_it_back(local_cloud: Lo
     assert local_cloud.client("sqs").list_queues().get("QueueUrls", []) == []
 
 
+def test_a_rolled_back_stack_has_no_outputs_and_describes_as_cloudformation(local_cloud: LocalCloud):
+    # Given a REST API whose method fails to create, and an output naming its stage (which the
+    # failure leaves uncreated: describing it must not try to make it)
+    root = {"Fn::GetAtt": ["Api", "RootResourceId"]}
+    resources = {
+        "Api": {"Type": "AWS::ApiGateway::RestApi", "Properties": {"Name": "api"}},
+        "Get": {
+            "Type": "AWS::ApiGateway::Method",
+            "Properties": {
+                "RestApiId": {"Ref": "Api"},
+                "ResourceId": root,
+                "HttpMethod": "GET",
+                "AuthorizationType": "NONE",
+                "Integration": {"Uri": "arn:aws:apigateway:us-east-1:states:action/StartExecution"},
+            },
+        },
+        "Deployment": {
+            "Type": "AWS::ApiGateway::Deployment",
+            "DependsOn": ["Get"],
+            "Properties": {"RestApiId": {"Ref": "Api"}},
+        },
+        "Stage": {
+            "Type": "AWS::ApiGateway::Stage",
+            "Properties": {
+                "RestApiId": {"Ref": "Api"},
+                "DeploymentId": {"Ref": "Deployment"},
+                "StageName": "prod",
+            },
+        },
+    }
+    template = {"Resources": resources, "Outputs": {"Url": {"Value": {"Ref": "Stage"}}}}
+    cloudformation = local_cloud.client("cloudformation")
+
+    # When it is created and described
+    cloudformation.create_stack(StackName="api", TemplateBody=json.dumps(template))
+    (stack,) = cloudformation.describe_stacks(StackName="api")["Stacks"]
+
+    # Then CloudFormation answers (no other service's error leaks into it): rolled back, no outputs
+    assert stack["StackStatus"] == "ROLLBACK_COMPLETE"
+    assert stack.get("Outputs", []) == []
+    events = cloudformation.describe_stack_events(StackName="api")["StackEvents"]
+    assert [e["LogicalResourceId"] for e in events if e["ResourceStatus"] == "CREATE_FAILED"] == ["Get"]
+
+
 def test_a_rule_of_the_stack_starts_its_machine(local_cloud: LocalCloud):
     # Given a stack: a rule whose target is the stack's machine
     resources = {

@@ -426,7 +426,9 @@ def test_dynamodb_results_carry_no_capacity_unless_asked(local_cloud: LocalCloud
     }
     result = local_cloud.run(machine(local_cloud, states, "Plain"), {})
     # (the optimized integration's answer carries the SDK's metadata besides, fix 70; aws-sdk's not)
-    plain_answer = {name: value for name, value in result.output["plain"].items() if not name.startswith("Sdk")}
+    plain_answer = {
+        name: value for name, value in result.output["plain"].items() if not name.startswith("Sdk")
+    }
     assert (plain_answer, result.output["sdk"]) == ({}, {})
     assert result.output["asked"]["ConsumedCapacity"]["TableName"] == "orders"
 

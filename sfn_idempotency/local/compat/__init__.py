@@ -38,11 +38,20 @@ execution_ends (an execution's end)
       after its first terminal event, so a running Task's late answer is dropped; an ended status
       is written after the output, error and cause it goes with.
 
+history (an execution's history events)
+  74. [L44] An ``EvaluationFailed`` event follows what its state's entered event followed, and a
+      Distributed Map's ``MapStateExited`` follows its ``MapRunStarted`` (recorded; moto linked
+      each to the last event before it); a runtime error's cause names its state's entered event.
+
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
   5. [L12] An execution started without a name gets a fresh UUID (moto named it "None").
   12. [speed] Response methods are listed once per class; interpreter requests go unsigned.
   64. [speed] An execution whose name fix 5 drew is not looked for among its machine's others.
+  72. [L19] DescribeMapRun and UpdateMapRun of an unknown map run answer ResourceNotFound naming
+      it (moto failed to build the error: HTTP 500).
+  75. [L19] A state machine or execution ARN that is not an ARN is "Invalid Arn: 'Invalid ARN
+      prefix: …'" (recorded).
   14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused.
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.
   18. [L19] Errors carry their AWS code (moto's parser API sent ``{"__type": null}``: no SDK could
@@ -78,6 +87,15 @@ integrations (what a Task's call sends and returns)
   25. [L21] S3 answers say SSE-S3 and carry an extended request id; DynamoDB answers carry no
       ConsumedCapacity unless asked; checksums sent where supported, none asked back.
   55. [L7] A PutEvents Task's ``EventBridge.FailedEntry`` Cause is the answer as JSON text.
+  70. [L43] An optimized integration's result carries the SDK's ``SdkHttpMetadata`` and
+      ``SdkResponseMetadata`` (headers, status and request id of the service's answer, as recorded).
+  71. [L43] A ResultSelector path missing from a service Task's answer fails the state with
+      ``States.Runtime`` (moto named it after the service, after TaskSucceeded).
+  73. [L43] A Lambda function's error Cause is its error payload as the function's runtime wrote it.
+  76. [L21] An aws-sdk S3 PutObject of a body given in the state, with no ContentType, stores it
+      as ``text/plain; charset=UTF-8``, as the SDK for Java sends text.
+  77. [L21] An aws-sdk Task's error Cause ends with the SDK's "(SDK Attempt Count: 1)" (recorded
+      since November 2025).
 
 services (moto's S3 and SNS, for every caller)
   25. [L21] Objects are encrypted with SSE-S3 by default and their answers say so; an object
@@ -158,13 +176,16 @@ cloudformation (stacks)
       place, items kept, unless its name or keys change (moto ignored both and could not update).
   43. [L33] A resource that fails to create fails the stack, not the CreateStack call: its event is
       CREATE_FAILED with the error, and the stack is rolled back (moto answered CreateStack with
-      the failing service's error body, which no SDK could read).
+      the failing service's error body, which no SDK could read); a rolled-back stack has no
+      outputs (moto evaluated them, making what they named, and leaked that service's error).
 
 apigateway (REST APIs from a stack)
   41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,
-      passthrough behaviour, integration and method responses (moto kept type, URI and method).
-  42. [L32] ``AWS::ApiGateway::Stage`` creates the stage with its variables; ``AWS::ApiGateway::Account``
-      sets the account's CloudWatch role (moto's CloudFormation had neither).
+      passthrough behaviour, integration and method responses (moto kept type, URI and method);
+      a MOCK method, which has no URI, deploys (moto failed the stack).
+  42. [L32] ``AWS::ApiGateway::Stage`` creates the stage with its variables, and its Ref is its
+      name; ``AWS::ApiGateway::Account`` sets the account's CloudWatch role (moto's CloudFormation
+      had neither).
 
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
@@ -198,6 +219,7 @@ from sfn_idempotency.local.compat import (
     execution_ends,
     execution_logs,
     express,
+    history,
     http_task,
     integrations,
     interpreter,
@@ -241,6 +263,7 @@ SUPPORTED_MOTO = ">=5.2.5,<5.3"
 PATCHES: tuple[Patch, ...] = (
     *interpreter.PATCHES,
     *evaluation.PATCHES,
+    *history.PATCHES,
     *answers.PATCHES,
     *definitions.PATCHES,
     *integrations.PATCHES,

@@ -1,5 +1,5 @@
 """The Step Functions API's answers: executions, state machines, StartSyncExecution, errors (fixes 3,
-5, 12, 14, 17 to 21, and 64, speed)."""
+5, 12, 14, 17 to 21, 72, 75, and 64, speed)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from moto.core.exceptions import AWSError
+from moto.stepfunctions.exceptions import InvalidArn
 from moto.stepfunctions.parser.api import (
     InvalidToken,
     MissingRequiredParameter,
+    ResourceNotFound,
     StateMachineAlreadyExists,
     ValidationException,
 )
@@ -352,6 +354,38 @@ def _paged_history(_original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return get_execution_history
 
 
+def _unknown_map_run_named(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 72: moto raised ``ResourceNotFound()`` without its message for a map run it does not
+    know, which failed to build and answered HTTP 500; AWS answers ResourceNotFound naming the
+    resource, as recorded for TagResource ("Resource not found: '<arn>'")."""
+
+    def operation(self: Any, map_run_arn: str, *args: Any, **kwargs: Any) -> Any:
+        known = any(
+            execution.exec_worker is not None
+            and execution.exec_worker.env.map_run_record_pool_manager.get(map_run_arn) is not None
+            for execution in self._get_executions()
+        )
+        if not known:
+            raise ResourceNotFound(f"Resource not found: '{map_run_arn}'")
+        return original(self, map_run_arn, *args, **kwargs)
+
+    return operation
+
+
+def _arn_prefix_checked(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
+    """Fix 75: a state machine or execution ARN that is not an ARN at all is refused as AWS refuses
+    it, "Invalid Arn: 'Invalid ARN prefix: <arn>'" (recorded for DescribeStateMachine,
+    ListExecutions, DescribeExecution and GetExecutionHistory; moto named the ARN's kind, or said
+    the execution does not exist)."""
+
+    def validate(self: Any, arn: str) -> None:
+        if not str(arn).startswith("arn:"):
+            raise InvalidArn(f"Invalid Arn: 'Invalid ARN prefix: {arn}'")
+        original(self, arn)
+
+    return validate
+
+
 def page_token(offset: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode()
 
@@ -540,6 +574,17 @@ PATCHES: tuple[Patch, ...] = (
         _refuse_a_different_machine_under_a_taken_name,
     ),
     Patch(18, _PARSER_API_MODULE, "ServiceException", _coded_errors),
+    Patch(
+        72, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "describe_map_run", _unknown_map_run_named
+    ),
+    Patch(
+        72, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "update_map_run", _unknown_map_run_named
+    ),
+    Patch(72, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "_get_executions", keep),
+    Patch(75, "moto.stepfunctions.models:StepFunctionBackend", "_validate_machine_arn", _arn_prefix_checked),
+    Patch(
+        75, "moto.stepfunctions.models:StepFunctionBackend", "_validate_execution_arn", _arn_prefix_checked
+    ),
     Patch(19, _RESPONSE_CLASS, "_describe_state_machine", _described_state_machine),
     Patch(
         45,

@@ -512,6 +512,20 @@ def _rolled_back(original: Callable[[Any], None]) -> Callable[[Any], None]:
     return create_resources
 
 
+def _no_outputs_once_rolled_back(original: property) -> property:
+    """``Stack.outputs``: a stack whose creation rolled back has no outputs. moto evaluated them
+    anyway, each describe, and a reference to a resource it had not made made it then: a failure
+    there reached DescribeStacks as that service's own JSON error, which no SDK could read as
+    CloudFormation's (`serve --cdk-out` ended in a traceback)."""
+
+    evaluate: Callable[[Any], Any] = original.fget  # type: ignore[assignment]
+
+    def outputs(self: Any) -> Any:
+        return [] if self.status == "ROLLBACK_COMPLETE" else evaluate(self)
+
+    return property(outputs)
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(38, _SFN_MODELS, "create_from_cloudformation_json", _as_classmethod(_create_machine)),
     Patch(38, _SFN_MODELS, "update_from_cloudformation_json", _as_classmethod(_update_machine)),
@@ -530,4 +544,5 @@ PATCHES: tuple[Patch, ...] = (
     Patch(43, _PARSING, "parse_and_create_resource", _named_failure),
     Patch(43, "moto.cloudformation.models:Stack", "create_resources", _rolled_back),
     Patch(43, "moto.cloudformation.models:Stack", "_add_stack_event", keep),
+    Patch(43, "moto.cloudformation.models:Stack", "outputs", _no_outputs_once_rolled_back),
 )

@@ -7,6 +7,7 @@ import base64
 import datetime
 import email.utils
 import functools
+import io
 import json
 import os
 import re
@@ -16,6 +17,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from xml.sax.saxutils import escape as xml_escape
 
 import botocore.session
 from botocore import xform_name
@@ -28,6 +30,7 @@ from sfn_idempotency.local.compat.patching import Patch, keep
 _SERVICE_PACKAGE = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service"
 _SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"
 _AWS_SDK_TASK = f"{_SERVICE_PACKAGE}.state_task_service_aws_sdk:StateTaskServiceAwsSdk"
+_FUNCTION_ERROR = "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils:LambdaFunctionErrorException"
 # Capacity DynamoDB reports only when the request asks for it (ReturnConsumedCapacity).
 _CAPACITY_ASKED = ("TOTAL", "INDEXES")
 
@@ -122,8 +125,21 @@ def _aws_sdk_request(_original: Callable[..., None]) -> Callable[..., None]:
         operation = _aws_sdk_operation(self)
         if operation is not None and operation.input_shape is not None:
             self._to_boto_request(parameters, operation.input_shape)
+            _typed_as_the_sdk_sends_it(operation.name, parameters)
 
     return normalise_parameters
+
+
+# Fix 76: what the SDK for Java sends for an object body given as text (RequestBody.fromString).
+_TEXT_BODY_TYPE = "text/plain; charset=UTF-8"
+
+
+def _typed_as_the_sdk_sends_it(operation: str, parameters: dict[str, Any]) -> None:
+    """An aws-sdk S3 PutObject whose Body is given in the state (text) and no ContentType stores
+    the object as ``text/plain; charset=UTF-8`` (recorded for text, objects, lists, booleans and
+    numbers; moto stored binary/octet-stream)."""
+    if operation == "PutObject" and "Body" in parameters and "ContentType" not in parameters:
+        parameters["ContentType"] = _TEXT_BODY_TYPE
 
 
 def _aws_sdk_response(_original: Callable[..., None]) -> Callable[..., None]:
@@ -183,6 +199,25 @@ def s3_extended_request_id(parsed: dict[str, Any], **_: Any) -> None:
     if not metadata.get("HostId"):
         sent = metadata.get("HTTPHeaders", {}).get("x-amz-id-2")
         metadata["HostId"] = sent or base64.b64encode(os.urandom(48)).decode()
+
+
+def _attempts_counted(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 77: an aws-sdk Task's error Cause ends as the SDK for Java's message does since it
+    counts its attempts, "(Service: Sfn, Status Code: 400, Request ID: …) (SDK Attempt Count: 1)"
+    (recorded November 2025; the recordings before it, without the count, are superseded)."""
+
+    def from_error(self: Any, env: Any, ex: Exception) -> Any:
+        failure = original(self, env, ex)
+        details = (failure.event_details or {}).get("taskFailedEventDetails") or {}
+        cause = details.get("cause")
+        if isinstance(cause, str) and "(Service: " in cause and not cause.endswith(_ATTEMPTS):
+            details["cause"] = f"{cause} {_ATTEMPTS}"
+        return failure
+
+    return from_error
+
+
+_ATTEMPTS = "(SDK Attempt Count: 1)"  # the engine's calls are not retried by the SDK
 
 
 def _failed_entries_as_json_text(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -262,6 +297,9 @@ _RECORDED_HEADERS: dict[str, tuple[tuple[str, str | None], ...]] = {
         ("Content-Type", "application/x-amz-json-1.1"),
     ),
 }
+# Where one operation's answer names a header otherwise (recorded: DynamoDB's GetItem, November 2025).
+_RECORDED_RENAMES = {("dynamodb", "GetItem"): {_REQUEST_ID: "x-amzn-requestid"}}
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _OPTIMIZED_TASKS = {
     "dynamodb": "state_task_service_dynamodb:StateTaskServiceDynamoDB",
     "lambda": "state_task_service_lambda:StateTaskServiceLambda",
@@ -276,6 +314,7 @@ _OPTIMIZED_TASKS = {
 class WireAnswer:
     """What the SDK saw of the last answer this thread's Task call got."""
 
+    operation: str
     status: int
     request_id: str
     body_length: int
@@ -290,24 +329,86 @@ def remember_wire_answer(http_response: Any, parsed: Any, model: Any, **_: Any) 
     it, kept for the Task that made the call (a Task's call and its result share a thread)."""
     if not isinstance(parsed, dict):
         return
+    _keep_function_error_text(parsed)
     metadata = parsed.get("ResponseMetadata") or {}
+    request_id = str(metadata.get("RequestId") or uuid.uuid4())
+    if model.service_model.service_name != "dynamodb" and not _UUID.fullmatch(request_id):
+        request_id = str(uuid.uuid4())  # every service here but DynamoDB answers UUIDs (recorded)
     if model.service_model.protocol == "json":
         # A JSON service's body as AWS writes it: compact, timestamps in epoch seconds.
         members = {name: value for name, value in parsed.items() if name != "ResponseMetadata"}
         body = json.dumps(members, separators=(",", ":"), default=_wire_value).encode()
         length, crc32 = len(body), zlib.crc32(body)
+    elif model.service_model.protocol == "query" and (document := _query_document(model, parsed, request_id)):
+        length, crc32 = len(document.encode()), 0
     else:
-        # Any other answer (Lambda's payload, an XML document) as it came; an answer given in
-        # process (calls.Reply) says its length.
+        # Any other answer (Lambda's payload) as it came; an answer given in process
+        # (calls.Reply) says its length.
         sent = (metadata.get("HTTPHeaders") or {}).get("content-length")
         length = int(sent) if sent is not None else len(http_response.content)
         crc32 = 0
     _last_answer.value = WireAnswer(
+        operation=model.name,
         status=int(metadata.get("HTTPStatusCode") or http_response.status_code),
-        request_id=str(metadata.get("RequestId") or uuid.uuid4()),
+        request_id=request_id,
         body_length=length,
         body_crc32=crc32,
     )
+
+
+# -- fix 73: a Lambda function's error is its Cause as the function wrote it ------------------------
+def _keep_function_error_text(parsed: dict[str, Any]) -> None:
+    """A failed Invoke's payload, as its runtime wrote it, kept for the error the Task raises."""
+    from botocore.response import StreamingBody
+
+    payload = parsed.get("Payload")
+    _last_answer.error_text = None
+    if parsed.get("FunctionError") and isinstance(payload, StreamingBody):
+        data = payload.read()
+        parsed["Payload"] = StreamingBody(io.BytesIO(data), len(data))
+        _last_answer.error_text = data.decode("utf-8", errors="replace")
+
+
+def _error_as_written(original: Callable[..., None]) -> Callable[..., None]:
+    """moto wrote a failed function's payload back as compact JSON for the error's Cause; AWS's
+    Cause is the payload as the function's runtime wrote it (recorded: the Python runtime's
+    ``{"errorMessage": "…", "errorType": "…", …}``, with its spaces)."""
+
+    def init(self: Any, function_error: str | None, payload: str) -> None:
+        written = getattr(_last_answer, "error_text", None)
+        if written is not None and _same_json(written, payload):
+            payload = written
+        original(self, function_error, payload)
+
+    return init
+
+
+def _same_json(text: str, other: str) -> bool:
+    try:
+        return bool(json.loads(text) == json.loads(other))
+    except ValueError:
+        return text == other
+
+
+def _query_document(model: Any, parsed: dict[str, Any], request_id: str) -> str | None:
+    """A query service's XML answer as AWS lays it out (SNS's Publish: 294 bytes for a plain
+    topic, 352 with a SequenceNumber, recorded), for an answer of plain text members; None for
+    any other, whose length is then moto's."""
+    members = [(name, parsed[name]) for name in model.output_shape.members if name in parsed]
+    if not all(isinstance(value, str | int) and not isinstance(value, bool) for _, value in members):
+        return None
+    namespace = model.service_model.metadata.get("xmlNamespace", "")
+    lines = [
+        f'<{model.name}Response xmlns="{namespace}">',
+        f"  <{model.name}Result>",
+        *(f"    <{name}>{xml_escape(str(value))}</{name}>" for name, value in members),
+        f"  </{model.name}Result>",
+        "  <ResponseMetadata>",
+        f"    <RequestId>{request_id}</RequestId>",
+        "  </ResponseMetadata>",
+        f"</{model.name}Response>",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _wire_value(value: Any) -> Any:
@@ -328,8 +429,10 @@ def sdk_metadata(service: str, answer: WireAnswer, result: dict[str, Any]) -> di
         _TRACE_ID: f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}",
         "X-Amz-Executed-Version": str(result.get("ExecutedVersion", "$LATEST")),
     }
+    renamed = _RECORDED_RENAMES.get((service, answer.operation), {})
     headers = {
-        name: value if value is not None else filled[name] for name, value in _RECORDED_HEADERS[service]
+        renamed.get(name, name): value if value is not None else filled[name]
+        for name, value in _RECORDED_HEADERS[service]
     }
     if "LogResult" in result:
         headers["X-Amz-Log-Result"] = str(result["LogResult"])
@@ -350,15 +453,9 @@ def _with_sdk_metadata(service: str) -> Callable[[Callable[..., None]], Callable
             original(self, env, *args, **kwargs)
             answer: WireAnswer | None = _last_answer.value
             result = env.stack[-1] if env.stack else None
-            # Only a request-response call's own answer (a .sync or callback Task's result is
-            # what it waited for), and never a mocked one (it answers what its mock says).
-            request_response = getattr(self.resource, "condition", None) is None
-            if (
-                request_response
-                and answer is not None
-                and isinstance(result, dict)
-                and not env.is_mocked_mode()
-            ):
+            # The call's own answer (a .sync or callback Task's TaskSubmitted event shows it, its
+            # result is what it waited for), never a mocked one (it answers what its mock says).
+            if answer is not None and isinstance(result, dict) and not env.is_mocked_mode():
                 result.update(sdk_metadata(service, answer, result))
 
         return eval_service_task
@@ -451,4 +548,6 @@ PATCHES: tuple[Patch, ...] = (
         Patch(71, f"{_SERVICE_PACKAGE}.{task}", "_from_error", _state_failures_kept)
         for task in _SERVICE_ERRORS
     ),
+    Patch(73, _FUNCTION_ERROR, "__init__", _error_as_written),
+    Patch(77, _AWS_SDK_TASK, "_from_error", _attempts_counted),
 )

@@ -213,7 +213,11 @@ def _mapped(
         integration_body = body
     else:
         integration_body = render(
-            template, body=template_body, parameters=parameters, context=context, stage_variables=stage.variables
+            template,
+            body=template_body,
+            parameters=parameters,
+            context=context,
+            stage_variables=stage.variables,
         ).text
     selector, output, output_headers = _integrate(match.method, integration_body, services)
     chosen = selected_response(integration.responses, selector)

@@ -212,16 +212,26 @@ def render(
     }
     try:
         text = _compiled(template).merge(namespace)
-    except TemplateError:
-        raise
-    except Exception as error:  # airspeed's own errors: a template API Gateway would refuse too
-        raise TemplateError(f"the mapping template cannot be rendered: {error}") from None
+    except Exception as error:
+        # airspeed wraps what a variable raised (a body that is not JSON) in its own error, each
+        # nesting level again; its own errors are a template that API Gateway refuses too.
+        raise _raised_by_variable(error) or TemplateError(
+            f"the mapping template cannot be rendered: {error}"
+        ) from None
     status = override["status"]
     return Rendered(
         text=text.strip(),
         status=int(status) if status not in (None, "") else None,
         headers={name: str(value) for name, value in override["header"].items() if value is not None},
     )
+
+
+def _raised_by_variable(error: BaseException | None) -> TemplateError | None:
+    while error is not None:
+        if isinstance(error, TemplateError):
+            return error
+        error = error.__cause__
+    return None
 
 
 @functools.lru_cache(maxsize=64)

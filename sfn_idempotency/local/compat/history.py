@@ -1,0 +1,66 @@
+"""An execution's history: which event each event follows (``previousEventId``), fix 74.
+
+moto links every event to the last one its context published. AWS links two kinds otherwise
+(recorded, every recording that has them):
+
+- an ``EvaluationFailed`` event follows what its state's ``…StateEntered`` event followed (23 of 23
+  recordings: the first state's failure follows event 0);
+- a Distributed Map's ``MapStateExited`` follows its ``MapRunStarted`` (every recording since
+  November 2024; the recordings before it, which link it to ``MapRunSucceeded``, are superseded).
+
+A runtime error's cause says where its state was "entered at the event id #N": N is that state's
+``…StateEntered`` event (63 of 63 recordings); moto wrote the last event before the failure, which
+differs once the state published more (a Task whose ResultSelector fails after TaskSucceeded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sfn_idempotency.local.compat.patching import Patch
+
+_EVENT_MANAGER = "moto.stepfunctions.parser.asl.eval.event.event_manager:EventManager"
+_ENTERED_FROM = "_sfn_local_entered_from"  # on a context: what its state's entered event followed
+_MAP_RUN_STARTED = "_sfn_local_map_run_started"  # on a context: its state's MapRunStarted event
+_ENTERED_AT = "_sfn_local_entered_at"  # on a context: its state's entered event
+_FAILURE_EVENT = "moto.stepfunctions.parser.asl.component.common.error_name.failure_event:FailureEvent"
+
+
+def _linked_as_recorded(original: Callable[..., int]) -> Callable[..., int]:
+    def add_event(self: Any, context: Any, event_type: Any, *args: Any, **kwargs: Any) -> int:
+        kind = str(getattr(event_type, "value", event_type))
+        follows = None
+        if kind == "EvaluationFailed":
+            follows = getattr(context, _ENTERED_FROM, None)
+        elif kind == "MapStateExited":
+            follows = getattr(context, _MAP_RUN_STARTED, None)
+        if kind.endswith("StateEntered"):
+            setattr(context, _ENTERED_FROM, context.source_event_id)
+            setattr(context, _MAP_RUN_STARTED, None)
+        if follows is not None:
+            context.source_event_id = follows
+        event_id = original(self, context, event_type, *args, **kwargs)
+        if kind == "MapRunStarted":
+            setattr(context, _MAP_RUN_STARTED, event_id)
+        elif kind.endswith("StateEntered"):
+            setattr(context, _ENTERED_AT, event_id)
+        return event_id
+
+    return add_event
+
+
+def _entered_at_its_state(original: Callable[..., None]) -> Callable[..., None]:
+    def init(self: Any, env: Any, *args: Any, **kwargs: Any) -> None:
+        original(self, env, *args, **kwargs)
+        entered_at = getattr(env.event_history_context, _ENTERED_AT, None)
+        if entered_at is not None:
+            self.source_event_id = entered_at
+
+    return init
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(74, _EVENT_MANAGER, "add_event", _linked_as_recorded),
+    Patch(74, _FAILURE_EVENT, "__init__", _entered_at_its_state),
+)

@@ -1,0 +1,325 @@
+"""REST APIs made through the API Gateway API and served by the engine (issue 39): each kind of
+integration it runs, the mapping templates' variables, integration response selection, method
+responses, passthrough behaviour, answered as API Gateway answers them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from sfn_idempotency.local import LocalCloud
+
+DEADLINE_SECONDS = 30
+REGION = "us-east-1"
+DYNAMODB_PUT_ITEM = f"arn:aws:apigateway:{REGION}:dynamodb:action/PutItem"
+
+
+def function_uri(arn: str) -> str:
+    return f"arn:aws:apigateway:{REGION}:lambda:path/2015-03-31/functions/{arn}/invocations"
+
+
+class Api:
+    """One REST API built as a script would build it: resources, methods, integrations, a stage."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.cloud = cloud
+        self.client = cloud.client("apigateway")
+        self.id = self.client.create_rest_api(name="scripted")["id"]
+        self.root = self.client.get_resources(restApiId=self.id)["items"][0]["id"]
+
+    def resource(self, path: str) -> str:
+        parent = self.root
+        for part in path.strip("/").split("/"):
+            known = {r["path"]: r["id"] for r in self.client.get_resources(restApiId=self.id)["items"]}
+            parent_path = next(p for p, i in known.items() if i == parent)
+            wanted = f"{parent_path.rstrip('/')}/{part}"
+            parent = (
+                known.get(wanted)
+                or self.client.create_resource(restApiId=self.id, parentId=parent, pathPart=part)["id"]
+            )
+        return parent
+
+    def method(
+        self,
+        verb: str,
+        path: str,
+        integration: dict[str, Any],
+        responses: dict[str, dict[str, Any]],
+        method_responses: tuple[str, ...] | None = None,
+    ) -> None:
+        resource = self.resource(path) if path != "/" else self.root
+        self.client.put_method(
+            restApiId=self.id, resourceId=resource, httpMethod=verb, authorizationType="NONE"
+        )
+        self.client.put_integration(restApiId=self.id, resourceId=resource, httpMethod=verb, **integration)
+        for status in method_responses if method_responses is not None else tuple(responses):
+            self.client.put_method_response(
+                restApiId=self.id, resourceId=resource, httpMethod=verb, statusCode=status
+            )
+        for status, response in responses.items():
+            self.client.put_integration_response(
+                restApiId=self.id, resourceId=resource, httpMethod=verb, statusCode=status, **response
+            )
+
+    def deploy(self, stage: str = "dev", variables: dict[str, str] | None = None) -> str:
+        deployment = self.client.create_deployment(restApiId=self.id)["id"]
+        self.client.create_stage(
+            restApiId=self.id, stageName=stage, deploymentId=deployment, variables=variables or {}
+        )
+        return self.cloud.serve_rest_api(self.id)[stage]
+
+
+@pytest.fixture
+def api(local_cloud: LocalCloud) -> Api:
+    return Api(local_cloud)
+
+
+def call(method: str, url: str, **options: Any) -> httpx.Response:
+    return httpx.request(method, url, timeout=DEADLINE_SECONDS, **options)
+
+
+def add_function(cloud: LocalCloud, name: str, handler: Callable[[Any, Any], Any]) -> str:
+    return cloud.add_function(name, handler).arn
+
+
+# -- MOCK ------------------------------------------------------------------------------------------
+def test_a_mock_answers_the_status_its_request_template_names_through_its_selection_pattern(api: Api):
+    # Given a MOCK whose request template names a status from the query string
+    api.method(
+        "GET",
+        "/health",
+        {
+            "type": "MOCK",
+            "requestTemplates": {
+                "application/json": '{"statusCode": #if($input.params("down") == "yes")503#{else}200#end}'
+            },
+        },
+        {
+            "200": {"responseTemplates": {"application/json": '{"status": "ok", "stage": "$context.stage"}'}},
+            "503": {
+                "selectionPattern": "5\\d{2}",
+                "responseTemplates": {"application/json": '{"status": "down"}'},
+                "responseParameters": {"method.response.header.Retry-After": "'30'"},
+            },
+        },
+    )
+    url = api.deploy()
+
+    # When it is asked up, then down
+    up, down = call("GET", f"{url}health"), call("GET", f"{url}health?down=yes")
+
+    # Then each got the response its selection picked: status, body and mapped header
+    assert (up.status_code, up.json()) == (200, {"status": "ok", "stage": "dev"})
+    assert (down.status_code, down.json(), down.headers["retry-after"]) == (503, {"status": "down"}, "30")
+
+
+def test_a_selected_status_without_a_method_response_is_a_500(api: Api):
+    # API Gateway: "Output mapping refers to an invalid method response"
+    api.method(
+        "GET",
+        "/only",
+        {"type": "MOCK", "requestTemplates": {"application/json": '{"statusCode": 200}'}},
+        {"200": {"responseTemplates": {"application/json": "{}"}}},
+        method_responses=("201",),
+    )
+    answer = call("GET", f"{api.deploy()}only")
+    assert (answer.status_code, answer.json()) == (500, {"message": "Internal server error"})
+
+
+# -- the mapping template's variables -------------------------------------------------------------
+def test_the_template_sees_input_params_path_json_util_context_and_stage_variables(api: Api):
+    # Given a MOCK that writes what its request saw into its response (the response template reads
+    # the same request's parameters)
+    template = """
+#set($all = $input.params())
+#set($nothing = "")
+{
+  "id": "$input.params('id')",
+  "q": "$input.params('q')",
+  "header": "$input.params('X-Trace')",
+  "pathNames": "#foreach($name in $all.path.keySet())$name#if($foreach.hasNext),#end#end",
+  "method": "$context.httpMethod",
+  "resourcePath": "$context.resourcePath",
+  "path": "$context.path",
+  "color": "$stageVariables.color",
+  "encoded": "$util.urlEncode('a b&c')",
+  "decoded": "$util.base64Decode($util.base64Encode('héllo'))",
+  "emptyString": #if($nothing.empty)true#{else}false#end,
+  "upper": "$context.stage.toUpperCase()"
+}"""
+    api.method(
+        "POST",
+        "/items/{id}",
+        {"type": "MOCK", "requestTemplates": {"application/json": '{"statusCode": 200}'}},
+        {"200": {"responseTemplates": {"application/json": template}}},
+    )
+    url = api.deploy("beta", {"color": "teal"})
+
+    # When it is called with a path parameter, a query string and a header
+    answer = call("POST", f"{url}items/i-9?q=x", json={"a": 1}, headers={"X-Trace": "t-1"})
+
+    # Then each variable is what API Gateway documents
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {
+        "id": "i-9",
+        "q": "x",
+        "header": "t-1",
+        "pathNames": "id",
+        "method": "POST",
+        "resourcePath": "/items/{id}",
+        "path": "/beta/items/i-9",
+        "color": "teal",
+        "encoded": "a+b%26c",
+        "decoded": "héllo",
+        "emptyString": True,
+        "upper": "BETA",
+    }
+
+
+# -- Lambda, not a proxy ---------------------------------------------------------------------------
+def test_a_lambda_integration_maps_its_result_and_selects_its_errors_by_message(
+    local_cloud: LocalCloud, api: Api
+):
+    # Given a function that fails for a missing order, behind templates and a 404 selection pattern
+    def lookup(event: Any, context: Any) -> Any:
+        if event["orderId"] == "none":
+            raise LookupError("NotFound: no order none")
+        return {"orderId": event["orderId"], "total": 12}
+
+    arn = add_function(local_cloud, "lookup", lookup)
+    api.method(
+        "GET",
+        "/orders/{orderId}",
+        {
+            "type": "AWS",
+            "integrationHttpMethod": "POST",
+            "uri": function_uri(arn),
+            "requestTemplates": {"application/json": '{"orderId": "$input.params(\'orderId\')"}'},
+        },
+        {
+            "200": {"responseTemplates": {"application/json": "{\"total\": $input.path('$.total')}"}},
+            "404": {
+                "selectionPattern": "NotFound:.*",
+                "responseTemplates": {"application/json": '{"error": "$input.path(\'$.errorMessage\')"}'},
+            },
+        },
+    )
+    url = api.deploy()
+
+    # When a known and an unknown order are asked for
+    found, missing = call("GET", f"{url}orders/o-1"), call("GET", f"{url}orders/none")
+
+    # Then the result went through the 200 template, the error through the one its message selected
+    assert (found.status_code, found.json()) == (200, {"total": 12})
+    assert (missing.status_code, missing.json()) == (404, {"error": "NotFound: no order none"})
+    assert local_cloud.lambdas.invocations("lookup") == 2
+
+
+# -- an AWS service action -------------------------------------------------------------------------
+def test_a_dynamodb_action_writes_the_item_and_its_errors_select_by_status(local_cloud: LocalCloud, api: Api):
+    # Given PutItem behind a template that writes the path parameter, 4xx answers selected by status
+    table = local_cloud.create_table("things", ttl_attribute="expiration")
+    api.method(
+        "PUT",
+        "/things/{id}",
+        {
+            "type": "AWS",
+            "integrationHttpMethod": "POST",
+            "uri": DYNAMODB_PUT_ITEM,
+            "requestTemplates": {
+                "application/json": (
+                    '{"TableName": "$stageVariables.table", "Item": {"id": {"S": "$input.params(\'id\')"}, '
+                    '"name": {"S": "$input.path(\'$.name\')"}}, "ConditionExpression": "attribute_not_exists(id)"}'
+                )
+            },
+        },
+        {
+            "200": {"responseTemplates": {"application/json": '{"created": "$input.params(\'id\')"}'}},
+            "409": {
+                "selectionPattern": "400",
+                "responseTemplates": {"application/json": '{"error": "$input.path(\'$.__type\')"}'},
+            },
+        },
+    )
+    url = api.deploy(variables={"table": table})
+
+    # When a thing is put, and put again
+    first = call("PUT", f"{url}things/t-1", json={"name": "lamp"})
+    again = call("PUT", f"{url}things/t-1", json={"name": "chair"})
+
+    # Then the item is in the table once, and the second was refused by the condition
+    assert (first.status_code, first.json()) == (200, {"created": "t-1"})
+    assert again.status_code == 409
+    assert again.json()["error"].endswith("ConditionalCheckFailedException")
+    item = local_cloud.dynamodb.get_item(TableName=table, Key={"id": {"S": "t-1"}})["Item"]
+    assert item["name"] == {"S": "lamp"}
+
+
+# -- passthrough behaviour and bodies --------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("behavior", "status"),
+    [("WHEN_NO_MATCH", 200), ("WHEN_NO_TEMPLATES", 415), ("NEVER", 415)],
+)
+def test_a_content_type_without_a_template_follows_the_passthrough_behavior(
+    api: Api, behavior: str, status: int
+):
+    api.method(
+        "POST",
+        "/echo",
+        {
+            "type": "MOCK",
+            "passthroughBehavior": behavior,
+            "requestTemplates": {"application/json": '{"statusCode": 200}'},
+        },
+        {"200": {"responseTemplates": {"application/json": '{"ok": true}'}}},
+    )
+    answer = call("POST", f"{api.deploy()}echo", content=b"a=1", headers={"Content-Type": "text/plain"})
+    assert answer.status_code == status
+    if status == 415:
+        assert answer.json() == {"message": "Unsupported Media Type"}
+
+
+def test_a_body_that_is_not_json_where_the_template_reads_json_is_api_gateway_s_400(api: Api):
+    api.method(
+        "POST",
+        "/strict",
+        {
+            "type": "MOCK",
+            "requestTemplates": {"application/json": '{"statusCode": 200, "x": $input.json(\'$\')}'},
+        },
+        {"200": {"responseTemplates": {"application/json": "{}"}}},
+    )
+    answer = call(
+        "POST", f"{api.deploy()}strict", content=b"{oops", headers={"Content-Type": "application/json"}
+    )
+    assert answer.status_code == 400
+    assert answer.json()["message"].startswith("Could not parse request body into json")
+
+
+def test_a_method_the_engine_cannot_run_is_named_and_the_rest_is_served(api: Api):
+    # Given an HTTP integration (the engine calls no network) beside a MOCK
+    api.method(
+        "GET",
+        "/remote",
+        {"type": "HTTP", "integrationHttpMethod": "GET", "uri": "https://example.com/"},
+        {"200": {}},
+    )
+    api.method(
+        "GET",
+        "/local",
+        {"type": "MOCK", "requestTemplates": {"application/json": '{"statusCode": 200}'}},
+        {"200": {"responseTemplates": {"application/json": '{"local": true}'}}},
+    )
+
+    # When it is served
+    with pytest.warns(UserWarning, match=r"GET /remote: an HTTP integration"):
+        url = api.deploy()
+
+    # Then the MOCK answers, and the unserved method is API Gateway's 403 here, never a guess
+    assert call("GET", f"{url}local").json() == {"local": True}
+    assert call("GET", f"{url}remote").status_code == 403
+    assert json.loads(call("GET", f"{url}remote").text) == {"message": "Missing Authentication Token"}
