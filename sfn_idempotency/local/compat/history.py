@@ -15,6 +15,7 @@ differs once the state published more (a Task whose ResultSelector fails after T
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -22,27 +23,35 @@ from sfn_idempotency.local.compat.patching import Patch
 
 _EVENT_MANAGER = "moto.stepfunctions.parser.asl.eval.event.event_manager:EventManager"
 _ENTERED_FROM = "_sfn_local_entered_from"  # on a context: what its state's entered event followed
-_MAP_RUN_STARTED = "_sfn_local_map_run_started"  # on a context: its state's MapRunStarted event
 _ENTERED_AT = "_sfn_local_entered_at"  # on a context: its state's entered event
+# On an event manager: per thread, the MapRunStarted of each Map state it is in (a Map state enters,
+# starts its run and exits in one thread; its run publishes in another context than its exit).
+_MAP_RUNS = "_sfn_local_map_runs"
 _FAILURE_EVENT = "moto.stepfunctions.parser.asl.component.common.error_name.failure_event:FailureEvent"
 
 
 def _linked_as_recorded(original: Callable[..., int]) -> Callable[..., int]:
     def add_event(self: Any, context: Any, event_type: Any, *args: Any, **kwargs: Any) -> int:
         kind = str(getattr(event_type, "value", event_type))
+        map_runs: list[int | None] = self.__dict__.setdefault(_MAP_RUNS, {}).setdefault(
+            threading.get_ident(), []
+        )
         follows = None
         if kind == "EvaluationFailed":
             follows = getattr(context, _ENTERED_FROM, None)
-        elif kind == "MapStateExited":
-            follows = getattr(context, _MAP_RUN_STARTED, None)
+        elif kind == "MapStateExited" and map_runs:
+            follows = map_runs.pop()
         if kind.endswith("StateEntered"):
             setattr(context, _ENTERED_FROM, context.source_event_id)
-            setattr(context, _MAP_RUN_STARTED, None)
+        if kind == "MapStateEntered":
+            map_runs.append(None)
+        elif kind in ("MapStateFailed", "MapStateAborted") and map_runs:
+            map_runs.pop()  # a Map state that does not exit
         if follows is not None:
             context.source_event_id = follows
         event_id = original(self, context, event_type, *args, **kwargs)
-        if kind == "MapRunStarted":
-            setattr(context, _MAP_RUN_STARTED, event_id)
+        if kind == "MapRunStarted" and map_runs:
+            map_runs[-1] = event_id
         elif kind.endswith("StateEntered"):
             setattr(context, _ENTERED_AT, event_id)
         return event_id
