@@ -315,6 +315,11 @@ def build_parser() -> argparse.ArgumentParser:
     wrap_command.add_argument("--hash-function", default="md5", metavar="NAME")
     wrap_command.add_argument("--raise-on-no-key", action="store_true")
     wrap_command.add_argument(
+        "--express",
+        action="store_true",
+        help="the machine is an Express workflow (a synchronous execution has no RedriveCount to read)",
+    )
+    wrap_command.add_argument(
         "--timeout", type=whole_seconds, metavar="SECONDS", help="default: the Task's TimeoutSeconds, else 60"
     )
     wrap_command.add_argument(
@@ -728,6 +733,7 @@ def wrap(arguments: argparse.Namespace) -> int:
             raise_on_no_key=arguments.raise_on_no_key,
             timeout_seconds=arguments.timeout,
             result_variable=arguments.result_variable,
+            express=arguments.express,
         )
     )
     return 0

@@ -19,6 +19,7 @@ cannot be kept from running by its own evaluation, and is left as it is, with a 
 from __future__ import annotations
 
 import copy
+import json
 import re
 import warnings
 from typing import Any
@@ -42,6 +43,50 @@ _PATH_START = re.compile(r"(?<![\w$])\$(?![\w$])")
 
 class RedriveFenceWarning(UserWarning):
     """A business step the fence cannot guard (not a Lambda): a redrive can run it without a claim."""
+
+
+# The run of the execution, as a JSONPath flow reads it from the context object.
+RUN_PATH = "$$.Execution.RedriveCount"
+_CHOICE_PATH_COMPARATORS = ("NumericEqualsPath",)
+
+
+def for_express(definition: str) -> str:
+    """A JSONPath flow for an Express workflow: every reading of the run is 0.
+
+    An Express execution is never redriven, so its run is always the first; and a synchronous one
+    (StartSyncExecution, the HTTP front door) has no ``RedriveCount`` in its context at all
+    (recorded: ``$$.Execution`` of StartSyncExecution lacks it, of StartExecution has it), so a
+    JSONPath reading of it fails the execution with States.Runtime. JSONPath has no default for an
+    absent path, hence this build step for machines known to be Express (the JSONata flow reads
+    the run with a default instead, and needs none)."""
+    document = json.loads(definition)
+    read_run_as_first(document)
+    return json.dumps(document, indent=2)
+
+
+def read_run_as_first(node: Any) -> None:
+    """``node`` (states, or a whole definition) with every JSONPath reading of the run made 0."""
+    if isinstance(node, list):
+        for item in node:
+            read_run_as_first(item)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("Variable") == RUN_PATH:
+        # A Choice rule comparing the run with a path: the path compared with 0 instead.
+        comparator = next((c for c in _CHOICE_PATH_COMPARATORS if c in node), None)
+        if comparator is not None:
+            node["Variable"] = node.pop(comparator)
+            node[comparator.removesuffix("Path")] = 0
+    for key in list(node):
+        value = node[key]
+        if key.endswith(".$") and value == RUN_PATH:
+            del node[key]
+            node[key[:-2]] = 0
+        elif key.endswith(".$") and isinstance(value, str) and RUN_PATH in value:
+            node[key] = value.replace(RUN_PATH, "0")
+        else:
+            read_run_as_first(value)
 
 
 def fence_arn(key_function_arn: str) -> str:

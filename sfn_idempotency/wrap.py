@@ -43,7 +43,7 @@ from sfn_idempotency.lambdas.compute_key.settings import (
     load_settings,
     settings_environment,
 )
-from sfn_idempotency.redrive_fence import fence_jsonata
+from sfn_idempotency.redrive_fence import fence_jsonata, read_run_as_first
 from sfn_idempotency.replays import (
     MARKER_FIELDS,
     REPLAY_STATES,
@@ -126,6 +126,9 @@ class StepSettings:
     # places the marker: a reference path (JSONPath) or a field of the Task's Output (JSONata).
     replay: ReplayOptions = dataclasses.field(default_factory=ReplayOptions)
     marker_place: str | None = None
+    # The machine is Express: it is never redriven, and a synchronous execution's context has no
+    # run to read (redrive_fence.for_express). A JSONata step reads the run with a default.
+    express: bool = False
 
 
 def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
@@ -134,8 +137,10 @@ def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
     ``settings`` are :func:`step_settings`' keyword arguments: ``key_prefix`` (required),
     ``event_key_jmespath``, ``payload_validation_jmespath``, ``expires_after_seconds``,
     ``hash_function``, ``raise_on_no_key``, ``timeout_seconds`` (default: the Task's
-    ``TimeoutSeconds``, else 60) and ``result_variable`` (the one workflow variable the step uses,
-    cleared on the way out; default ``idempotent_<state name>``). The result has the placeholders
+    ``TimeoutSeconds``, else 60), ``result_variable`` (the one workflow variable the step uses,
+    cleared on the way out; default ``idempotent_<state name>``) and ``express`` (the machine is an
+    Express workflow: required for a JSONPath step started with StartSyncExecution, whose context
+    has no ``RedriveCount`` to read). The result has the placeholders
     ``${IdempotencyKeyFunctionArn}`` and ``${IdempotencyTableName}`` besides the definition's own.
     Raises :class:`WrapError` with one clear reason.
     """
@@ -183,6 +188,7 @@ def step_settings(
     replay_hook: Any = None,
     result_variable: str | None = None,
     query_language: str = JSONPATH,
+    express: bool = False,
 ) -> StepSettings:
     """The validated settings of one wrapped step (ConfigurationError names the variable), with the
     lease its flow needs. ``query_language`` is the Task's (its own QueryLanguage, else its machine's)."""
@@ -239,6 +245,7 @@ def step_settings(
         query_language=query_language,
         replay=replay,
         marker_place=replay_marker,
+        express=express,
     )
 
 
@@ -288,6 +295,8 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
             f"{MAX_STATE_NAME_LENGTH} characters"
         )
     branch = {"StartAt": names[flow["StartAt"]], "States": _renamed(flow["States"], names)}
+    if step.express:
+        read_run_as_first(branch)
     if step.query_language == JSONATA:
         return {state_name: _jsonata_step(task, step, branch, outer_retry)}
     result_name = f"{state_name}{SEPARATOR}{RESULT_STATE}"

@@ -124,13 +124,16 @@ class IdempotentStep(sfn.StateMachineFragment):
         log_group: logs.ILogGroup | None = None,
         dashboard: bool = True,
         alarms: bool = True,
+        express: bool = False,
     ) -> None:
         """``task_policies``: the rights of a Task given as a dict (a CDK Task brings its own).
         ``query_language``: the Task's, when its ASL does not say (a dict without QueryLanguage in a
         JSONata machine); a CDK Task says it itself, and Arguments or Output mean JSONata.
         ``replay_marker``, ``replay_hook``, ``wait_for_in_progress`` (at most ``max_wait``): as
         wrap_state's. ``log_group``: the group your state machine logs to at level ALL; given, the
-        step's outcomes become metrics (IdempotencyMetrics), with a ``dashboard`` and ``alarms``."""
+        step's outcomes become metrics (IdempotencyMetrics), with a ``dashboard`` and ``alarms``.
+        ``express``: your state machine is Express (as wrap_state's: a JSONPath step started with
+        StartSyncExecution has no RedriveCount in its context to read)."""
         super().__init__(scope, construct_id)
         self.state_name = state_name or construct_id
         task_json, own_policies = self._task_json(task)
@@ -152,6 +155,7 @@ class IdempotentStep(sfn.StateMachineFragment):
                 replay_marker=replay_marker,
                 replay_hook=replay_hook,
                 query_language=query_language or _language_of(task_json),
+                express=express,
             )
             states = inline_states(self.state_name, {**task_json, "End": True}, step)
         except WrapError as error:

@@ -13,6 +13,7 @@ from constructs import Construct
 from sfn_idempotency.cdk.nag import acknowledge_state_machine_findings
 from sfn_idempotency.definitions import placeholders
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
+from sfn_idempotency.redrive_fence import RUN_PATH, for_express
 
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 LOG_GROUP_ID = "StateMachineLogs"
@@ -28,10 +29,12 @@ def build_state_machine(
     log_level: sfn.LogLevel = sfn.LogLevel.ERROR,
 ) -> sfn.StateMachine:
     """``definition`` is an ASL file (the normal case: ``DefinitionBody.from_file``) or ASL text derived
-    from one. A placeholder without a substitution, or a substitution without a placeholder, fails synth.
+    from one; an Express machine's reads no run from its context (redrive_fence.for_express). A placeholder without a substitution, or a substitution without a placeholder, fails synth.
     ``log_level`` ALL logs every state entered, which the idempotency metrics count (state_machine_logs
     finds the group)."""
     text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
+    if workflow_type == sfn.StateMachineType.EXPRESS and RUN_PATH in text:
+        definition = text = for_express(text)  # no run in a synchronous Express context
     expected = placeholders(text)
     if expected != substitutions.keys():
         source = definition.name if isinstance(definition, Path) else "the definition"

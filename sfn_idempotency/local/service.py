@@ -24,6 +24,7 @@ from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain
+from sfn_idempotency.redrive_fence import for_express
 from sfn_idempotency.replays import replay_options_applied
 from sfn_idempotency.resources import (
     EXECUTION_ENDED_PATTERN,
@@ -248,6 +249,8 @@ class IdempotentService:
             TABLE_PLACEHOLDER: self.table_name,
             BUSINESS_FUNCTION_PLACEHOLDER: self._business_lambda().arn,
         }
+        if workflow_type == "EXPRESS":
+            definition = for_express(definition)  # as the constructs build it
         return self.cloud.create_state_machine(name, definition, substitutions, workflow_type=workflow_type)
 
     def deploy_http_api(

@@ -34,7 +34,7 @@ def stage_url(deployed: tuple[LocalCloud, DeployedStack]) -> str:
 
 
 def call(method: str, url: str, **options: object) -> httpx.Response:
-    return httpx.request(method, url, timeout=DEADLINE_SECONDS, **options)  # type: ignore[arg-type]
+    return httpx.request(method, url, timeout=DEADLINE_SECONDS, **options)
 
 
 def test_the_stage_is_served_under_its_name_and_the_output_names_it_as_aws_does(
@@ -46,7 +46,8 @@ def test_the_stage_is_served_under_its_name_and_the_output_names_it_as_aws_does(
     # stage's Ref is its name, not a physical id)
     assert stage_url.endswith("/prod/")
     (endpoint,) = stack.outputs.values()
-    assert endpoint.startswith("https://") and endpoint.endswith(".execute-api.us-east-1.amazonaws.com/prod/")
+    assert endpoint.startswith("https://")
+    assert endpoint.endswith(".execute-api.us-east-1.amazonaws.com/prod/")
 
 
 def test_post_runs_the_express_workflow_through_cdk_s_default_templates(stage_url: str):

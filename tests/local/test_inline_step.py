@@ -151,11 +151,12 @@ def deploy(
     function = cloud.add_function("place-order", handler)
     text = json.dumps(definition or user_machine(language=language))
     key = f"{ORDER_AT[language]}orderId"
+    express = workflow_type == "EXPRESS"
     for state, prefix in settings.pop("steps", {"PlaceOrder": "orders"}).items():
-        text = wrap_state(text, state, key_prefix=prefix, event_key_jmespath=key, **settings)
+        text = wrap_state(text, state, key_prefix=prefix, event_key_jmespath=key, express=express, **settings)
     substitutions = {**cloud.idempotency_substitutions(), "PlaceOrderFunctionArn": function.arn}
     arn = cloud.create_state_machine("user-workflow", text, substitutions, workflow_type=workflow_type)
-    return UserWorkflow(cloud, arn, workflow_type == "EXPRESS", function.name)
+    return UserWorkflow(cloud, arn, express, function.name)
 
 
 def placing(event: Any, context: Any) -> Any:

@@ -97,7 +97,8 @@ def test_each_answer_carries_its_service_s_headers_and_length(local_cloud: Local
     )
     assert output["put"]["SdkResponseMetadata"] == {"RequestId": put["x-amzn-RequestId"]}
     # (GetItem names its request id in lower case, as recorded)
-    assert "x-amzn-requestid" in got and "x-amzn-RequestId" not in got
+    assert "x-amzn-requestid" in got
+    assert "x-amzn-RequestId" not in got
     item = {"Item": output["get"]["Item"]}
     assert got["Content-Length"] == str(len(json.dumps(item, separators=(",", ":"))))
     sent = headers("send")

@@ -258,7 +258,8 @@ def test_state_machines_are_listed_by_name_and_out_of_range_requests_refused(loc
 
 
 def test_aws_sdk_errors_spell_the_service_as_aws_does(local_cloud: LocalCloud):
-    # Recorded: S3.NoSuchKeyException (with its extended request id) and Sfn.InvalidTokenException
+    # Recorded: S3.NoSuchKeyException (with its extended request id) and Sfn.InvalidTokenException;
+    # since November 2025 the Cause ends with the SDK's attempt count (fix 77)
     local_cloud.client("s3").create_bucket(Bucket="orders-bucket")
     catch_all = [{"ErrorEquals": ["S3.NoSuchKeyException"], "Next": "Token"}]
     states = {
@@ -278,7 +279,8 @@ def test_aws_sdk_errors_spell_the_service_as_aws_does(local_cloud: LocalCloud):
     failed = [e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed"]
     assert failed[0]["error"] == "S3.NoSuchKeyException"
     assert re.fullmatch(
-        r"The specified key does not exist\. \(Service: S3, Status Code: 404, Request ID: \S+, Extended Request ID: \S+\)",
+        r"The specified key does not exist\. \(Service: S3, Status Code: 404, Request ID: \S+, "
+        r"Extended Request ID: \S+\) \(SDK Attempt Count: 1\)",
         failed[0]["cause"],
     )
     assert (result.error, failed[1]["resourceType"]) == ("Sfn.InvalidTokenException", "aws-sdk:sfn")

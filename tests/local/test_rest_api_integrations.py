@@ -41,7 +41,7 @@ class Api:
                 known.get(wanted)
                 or self.client.create_resource(restApiId=self.id, parentId=parent, pathPart=part)["id"]
             )
-        return parent
+        return str(parent)
 
     def method(
         self,

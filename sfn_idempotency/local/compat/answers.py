@@ -8,6 +8,7 @@ import copy
 import datetime
 import functools
 import json
+import math
 import re
 import threading
 import uuid
@@ -105,7 +106,26 @@ def _start_sync_execution(
         sync_executions[arn] = execution
         while len(sync_executions) > _SYNC_EXECUTIONS_KEPT:
             sync_executions.pop(next(iter(sync_executions)))
-    return with_output_text(execution, execution.to_start_sync_execution_output())
+    answer = with_output_text(execution, execution.to_start_sync_execution_output())
+    answer["billingDetails"] = billing_details(execution.start_date, execution.stop_date)
+    return answer
+
+
+# What an Express execution is billed for (docs: "Express Workflows … duration is rounded up to the
+# nearest 100 ms", memory in 64 MB blocks; recorded answers: 64 MB, multiples of 100 ms).
+_BILLED_DURATION_STEP_MS = 100
+_BILLED_MEMORY_MB = 64
+
+
+def billing_details(start: datetime.datetime, stop: datetime.datetime | None) -> dict[str, int]:
+    """StartSyncExecution's ``billingDetails``: the duration rounded up to the next 100 ms (at least
+    100), and the smallest memory block. The engine's duration is its own, not AWS's."""
+    elapsed_ms = ((stop or start) - start).total_seconds() * 1000
+    steps = max(1, math.ceil(elapsed_ms / _BILLED_DURATION_STEP_MS))
+    return {
+        "billedMemoryUsedInMB": _BILLED_MEMORY_MB,
+        "billedDurationInMilliseconds": steps * _BILLED_DURATION_STEP_MS,
+    }
 
 
 def _start_sync_execution_response(self: Any) -> Any:

@@ -9,6 +9,7 @@ the definition, has the last word.
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -25,6 +26,12 @@ INVALID_JSON = "INVALID_JSON_DESCRIPTION"
 _EXPRESS_UNSUPPORTED = (".waitForTaskToken", ".sync:2", ".sync")  # longest suffix first
 _REQUIRED = ("StartAt", "States")
 _ACTIVITY_ARN = re.compile(r"^arn:[\w-]+:states:[\w-]+:\d{12}:activity:")
+# RFC 3339's date-time, which a Wait's Timestamp must be (recorded), with the documented further
+# restrictions: an uppercase T between date and time, an uppercase Z for no offset.
+_RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+_JSONATA_LITERAL = re.compile(r"^\{%\s*'([^']*)'\s*%\}$")
+# What moto's parser says of a Task resource it does not know.
+_UNKNOWN_RESOURCE = re.compile(r"The resource provided (\S+) not recognized\. ([^'\]]*)")
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,8 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
                 f"Express state machine does not support '{unsupported}' service integration ",
                 f"{where}/Resource",
             )
+        if state.get("Type") == "Wait" and not _is_timestamp(state.get("Timestamp", "2000-01-01T00:00:00Z")):
+            yield Diagnostic(SCHEMA, "String does not match RFC3339 timestamp", f"{where}/Timestamp")
         if machine_type == "EXPRESS" and _ACTIVITY_ARN.match(resource):
             yield Diagnostic(
                 SCHEMA, "Express state machine does not support Activity ARN", f"{where}/Resource"
@@ -115,6 +124,25 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
         for processor in ("ItemProcessor", "Iterator"):
             if isinstance(state.get(processor), dict):
                 yield from _structure(state[processor], f"{where}/{processor}", machine_type, inner)
+
+
+def _is_timestamp(value: Any) -> bool:
+    """A Wait's literal Timestamp is an RFC 3339 date-time with a zone, a real date and time
+    (recorded: no ``T``, no zone, 2016-13-05, 25:29:29 are refused); a JSONata expression is
+    judged when it runs, unless it is a string literal."""
+    if not isinstance(value, str):
+        return True
+    literal = _JSONATA_LITERAL.match(value)
+    if value.startswith("{%") and literal is None:
+        return True
+    text = literal.group(1) if literal else value
+    if not _RFC3339.match(text):
+        return False
+    try:
+        datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return True
 
 
 def _transitions(state: dict[str, Any]) -> Iterator[tuple[str, str]]:
@@ -138,8 +166,35 @@ def _parsed_by_moto(definition: str) -> list[Diagnostic]:
     try:
         StepFunctionsParserBackend._validate_definition(definition=definition)
     except InvalidDefinition as refused:
+        unknown = _UNKNOWN_RESOURCE.search(str(refused.message))
+        if unknown is not None:
+            # As AWS words it (recorded): a schema failure at the state's Resource.
+            resource, rest = unknown.groups()
+            message = f"The resource provided {resource} is not recognized. {rest.strip()}"
+            return [Diagnostic(SCHEMA, message, _resource_location(json.loads(definition), resource))]
         return [Diagnostic(SCHEMA, str(refused.message), "/", worded=True)]
     return []
+
+
+def _resource_location(scope: dict[str, Any], resource: str, at: str = "") -> str:
+    """Where the first state whose Resource is ``resource`` stands (branches and processors too)."""
+    for name, state in (scope.get("States") or {}).items():
+        if not isinstance(state, dict):
+            continue
+        where = f"{at}/States/{name}"
+        if state.get("Resource") == resource:
+            return f"{where}/Resource"
+        inner = [(f"{where}/Branches[{i}]", b) for i, b in enumerate(state.get("Branches") or [])]
+        inner += [
+            (f"{where}/{p}", state[p])
+            for p in ("ItemProcessor", "Iterator")
+            if isinstance(state.get(p), dict)
+        ]
+        for path, nested in inner:
+            found = _resource_location(nested, resource, path)
+            if found != "/":
+                return found
+    return "/"
 
 
 def _refused(definition: str, machine_type: str) -> None:

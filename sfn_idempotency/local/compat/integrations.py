@@ -345,7 +345,10 @@ def remember_wire_answer(http_response: Any, parsed: Any, model: Any, **_: Any) 
         # Any other answer (Lambda's payload) as it came; an answer given in process
         # (calls.Reply) says its length.
         sent = (metadata.get("HTTPHeaders") or {}).get("content-length")
-        length = int(sent) if sent is not None else len(http_response.content)
+        if sent is not None:
+            length = int(sent)
+        else:  # an answer given in process without a body (an injected fault) has none
+            length = len(http_response.content) if http_response.raw is not None else 0
         crc32 = 0
     _last_answer.value = WireAnswer(
         operation=model.name,

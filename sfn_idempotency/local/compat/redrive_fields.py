@@ -103,11 +103,15 @@ def _listed_with_redrive(original: Callable[[Any], Any]) -> Callable[[Any], Any]
 
 def _context_names_the_redrive(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``$$.Execution.RedriveCount`` (recorded: 0 for a first run) and, once redriven,
-    ``$$.Execution.RedriveTime``."""
+    ``$$.Execution.RedriveTime``; none in a synchronous Express execution, which cannot be
+    redriven (recorded: its context object has neither)."""
+    from moto.stepfunctions.parser.backend.execution import SyncExecution
 
     def get_evaluation_environment(self: Any) -> Any:
         env = original(self)
         execution = getattr(self._execution_communication, "execution", None)
+        if isinstance(execution, SyncExecution):
+            return env
         context = env.states.context_object.context_object_data["Execution"]
         context["RedriveCount"] = redrive_count(execution)
         redriven = redrive_date(execution)
