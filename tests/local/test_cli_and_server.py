@@ -519,3 +519,59 @@ def aws_stepfunctions(server: Server, *arguments: str) -> dict[str, Any]:
     assert run.returncode == 0, run.stderr
     answer: dict[str, Any] = json.loads(run.stdout)
     return answer
+
+
+# -- serve's edges (issue 39) ------------------------------------------------------------------------
+WITHOUT_CONSOLE_FILES = (
+    "import sys; import sfn_idempotency.console as console; "
+    "console.asset = lambda name: None; "  # an editable install where make console-assets never ran
+    "from sfn_idempotency.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def test_serve_without_the_console_s_files_serves_the_apis_and_says_how_to_build_them():
+    # Given serve where the console's graph library was never copied in
+    process = subprocess.Popen(
+        [sys.executable, "-c", WITHOUT_CONSOLE_FILES, "serve", "--port", str(free_port())],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    try:
+        # When it starts, then it serves the APIs (a call answers) and names no console
+        ready = read_ready_line(process)
+        assert "console" not in ready
+        sfn = boto3.client(
+            "stepfunctions",
+            endpoint_url=ready["endpoint"],
+            region_name=ready["region"],
+            aws_access_key_id="local",
+            aws_secret_access_key="local",
+        )
+        assert ready["stateMachineArns"][0] in {
+            m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]
+        }
+    finally:
+        process.kill()
+        _, errors = process.communicate(timeout=COMMAND_DEADLINE_SECONDS)
+    # And one line said why, and how to build the files
+    (line,) = [line for line in errors.splitlines() if "console" in line]
+    assert line.startswith("sfn-idempotency: serving without the console: ")
+    assert "make console-assets" in line
+
+
+def test_no_console_and_a_fixed_api_port():
+    # Given serve with --no-console and the front door's port fixed
+    api_port = free_port()
+    process = start_server("--no-console", "--api-port", str(api_port))
+    try:
+        ready = read_ready_line(process)
+        # Then the front door listens there, and the endpoint's root is no console page
+        assert ready["apiEndpoint"] == f"http://127.0.0.1:{api_port}"
+        assert "console" not in ready
+        root = httpx.get(f"{ready['endpoint']}/", timeout=COMMAND_DEADLINE_SECONDS)
+        assert 'name="sfn-region"' not in root.text  # the console's page carries its region
+    finally:
+        process.kill()
+        process.wait(COMMAND_DEADLINE_SECONDS)

@@ -648,3 +648,119 @@ def test_a_valid_definition_validates_and_the_answer_honours_max_results(local_c
         "diagnostics"
     ]
     assert diagnostic["location"] == "/States/P/Branches[0]/States/A/Next"
+
+
+# -- answers the harness compares strictly (issue 39) -----------------------------------------------
+@pytest.mark.parametrize(
+    ("operation", "member"),
+    [
+        ("describe_state_machine", "stateMachineArn"),
+        ("list_executions", "stateMachineArn"),
+        ("describe_execution", "executionArn"),
+        ("get_execution_history", "executionArn"),
+    ],
+)
+def test_an_arn_that_is_not_one_is_an_invalid_prefix(local_cloud: LocalCloud, operation: str, member: str):
+    # Recorded: "Invalid Arn: 'Invalid ARN prefix: not_a_valid_arn'" (fix 75)
+    with pytest.raises(ClientError) as refused:
+        getattr(local_cloud.sfn, operation)(**{member: "not_a_valid_arn"})
+    error = refused.value.response["Error"]
+    assert (error["Code"], error["Message"]) == (
+        "InvalidArn",
+        "Invalid Arn: 'Invalid ARN prefix: not_a_valid_arn'",
+    )
+
+
+@pytest.mark.parametrize("operation", ["describe_map_run", "update_map_run"])
+def test_an_unknown_map_run_is_resource_not_found_naming_it(local_cloud: LocalCloud, operation: str):
+    # Fix 72: moto failed to build its error (HTTP 500); AWS names the resource
+    arn = "arn:aws:states:us-east-1:123456789012:mapRun:machine/map:0b6e3b04-7f3a-4d32-a0c5-9d8e7b0e0a11"
+    extra = {"maxConcurrency": 2} if operation == "update_map_run" else {}
+    with pytest.raises(ClientError) as refused:
+        getattr(local_cloud.sfn, operation)(mapRunArn=arn, **extra)
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    error = refused.value.response["Error"]
+    assert (error["Code"], error["Message"]) == ("ResourceNotFound", f"Resource not found: '{arn}'")
+
+
+def test_a_synchronous_express_execution_is_billed_and_its_context_has_no_run(local_cloud: LocalCloud):
+    # Given an Express machine whose output is its context's Execution
+    definition = json.dumps(
+        {
+            "StartAt": "Context",
+            "States": {
+                "Context": {"Type": "Pass", "Parameters": {"execution.$": "$$.Execution"}, "End": True}
+            },
+        }
+    )
+    arn = local_cloud.sfn.create_state_machine(
+        name="sync", definition=definition, roleArn=ROLE, type="EXPRESS"
+    )["stateMachineArn"]
+
+    # When it is run synchronously, and asynchronously
+    sync = local_cloud.client("stepfunctions", inject_host_prefix=False).start_sync_execution(
+        stateMachineArn=arn
+    )
+    started = local_cloud.sfn.start_execution(stateMachineArn=arn)["executionArn"]
+
+    # Then it is billed by 100 ms and 64 MB, and its context has no RedriveCount (recorded:
+    # StartSyncExecution's has none, where an Express StartExecution's has 0)
+    assert sync["billingDetails"]["billedMemoryUsedInMB"] == 64
+    assert sync["billingDetails"]["billedDurationInMilliseconds"] % 100 == 0
+    assert sync["billingDetails"]["billedDurationInMilliseconds"] >= 100
+    assert "RedriveCount" not in json.loads(sync["output"])["execution"]
+
+
+@pytest.mark.parametrize(
+    "timestamp",
+    [
+        "2016-12-05 21:29:29Z",
+        "2016-12-05T21:29:29",
+        "2016-13-05T21:29:29Z",
+        "2016-12-05T25:29:29Z",
+        "2016-12-05t21:29:29z",
+    ],
+)
+def test_a_wait_timestamp_that_is_not_rfc_3339_is_refused_as_aws_words_it(
+    local_cloud: LocalCloud, timestamp: str
+):
+    definition = json.dumps(
+        {"StartAt": "Until", "States": {"Until": {"Type": "Wait", "Timestamp": timestamp, "End": True}}}
+    )
+    with pytest.raises(ClientError) as refused:
+        local_cloud.sfn.create_state_machine(name="wait", definition=definition, roleArn=ROLE)
+    assert refused.value.response["Error"]["Message"] == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: String does not match RFC3339 "
+        "timestamp at /States/Until/Timestamp'"
+    )
+    # and the same timestamp, well formed, is accepted
+    good = json.dumps(
+        {
+            "StartAt": "Until",
+            "States": {"Until": {"Type": "Wait", "Timestamp": "2016-12-05T21:29:29Z", "End": True}},
+        }
+    )
+    assert local_cloud.sfn.create_state_machine(name="wait", definition=good, roleArn=ROLE)["stateMachineArn"]
+
+
+def test_a_resource_nobody_integrates_is_refused_at_its_state(local_cloud: LocalCloud):
+    states = {
+        "Outer": {
+            "Type": "Parallel",
+            "Branches": [
+                {
+                    "StartAt": "Query",
+                    "States": {"Query": task("arn:aws:states:::dynamodb:query", {}, End=True)},
+                }
+            ],
+            "End": True,
+        }
+    }
+    definition = json.dumps({"StartAt": "Outer", "States": states})
+    with pytest.raises(ClientError) as refused:
+        local_cloud.sfn.create_state_machine(name="query", definition=definition, roleArn=ROLE)
+    assert refused.value.response["Error"]["Message"] == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: The resource provided "
+        "arn:aws:states:::dynamodb:query is not recognized. The value is not a valid resource ARN, or the "
+        "resource is not available in this region. at /States/Outer/Branches[0]/States/Query/Resource'"
+    )

@@ -52,7 +52,8 @@ answers (the Step Functions API)
       it (moto failed to build the error: HTTP 500).
   75. [L19] A state machine or execution ARN that is not an ARN is "Invalid Arn: 'Invalid ARN
       prefix: …'" (recorded).
-  14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused.
+  14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused;
+      the answer has ``billingDetails`` (duration rounded up to 100 ms, 64 MB).
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.
   18. [L19] Errors carry their AWS code (moto's parser API sent ``{"__type": null}``: no SDK could
       raise InvalidDefinition, InvalidExecutionInput...).
@@ -70,7 +71,8 @@ answers (the Step Functions API)
 definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefinition alike)
   28. [L23] One set of checks answers all three, as AWS words them: required fields, transitions to
       states that do not exist (moto accepted them), a JSONPath state under a JSONata machine,
-      ``.sync`` and ``.waitForTaskToken`` in an Express machine (moto accepted them); then moto's
+      ``.sync`` and ``.waitForTaskToken`` in an Express machine (moto accepted them), a Wait's
+      literal Timestamp that is not RFC 3339, a Task resource nobody integrates; then moto's
       parser. ValidateStateMachineDefinition answers ``result``, ``diagnostics`` and ``truncated``.
 
 test_state (the TestState API)
@@ -153,7 +155,8 @@ express (Express executions started with StartExecution)
 redrive_fields (what every execution says about redrive)
   48. [L38] DescribeExecution answers ``redriveCount``, ``redriveStatus`` (and its reason) and
       ``redriveDate``; ListExecutions' items their ``redriveCount`` and ``redriveDate``, filtered
-      by ``redriveFilter``; the context object has ``Execution.RedriveCount`` (and ``RedriveTime``).
+      by ``redriveFilter``; the context object has ``Execution.RedriveCount`` (and ``RedriveTime``),
+      but a synchronous Express execution's has neither (recorded).
 
 distributed_map (Distributed Map states)
   49. [L40] ``ItemBatcher`` (moto's grammar refused it): items, each selected first, are grouped
