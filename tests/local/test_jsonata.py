@@ -232,3 +232,32 @@ def test_a_refused_definition_leaves_no_trace_for_the_next_one(local_cloud: Loca
     plain = {"StartAt": "A", "States": {"A": {"Type": "Pass", "Parameters": {"a.$": "$.a"}, "End": True}}}
     machine = local_cloud.create_state_machine("plain", json.dumps(plain), {})
     assert local_cloud.run(machine, {"a": 1}).output == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("state", "location"),
+    [
+        ({"Type": "Pass", "Output": "{% $doesNotExist %}", "End": True}, "Output"),
+        ({"Type": "Pass", "Output": {"result": "{% $doesNotExist %}"}, "End": True}, "Output/result"),
+        ({"Type": "Pass", "Assign": {"result": "{% $doesNotExist %}"}, "End": True}, "Assign/result"),
+    ],
+)
+def test_an_expression_that_returns_nothing_names_its_field(
+    local_cloud: LocalCloud, state: dict[str, Any], location: str
+):
+    # Given a JSONata state whose expression returns nothing (recorded: fix 78)
+    definition = json.dumps({"QueryLanguage": "JSONata", "StartAt": "State0", "States": {"State0": state}})
+    arn = local_cloud.create_state_machine(f"undefined-{location.replace('/', '-')}", definition, {})
+
+    # When it runs
+    result = local_cloud.run(arn, {})
+
+    # Then the error names the field, in the cause and as the failed evaluation's location
+    assert (result.status, result.error) == ("FAILED", "States.QueryEvaluationError")
+    assert result.cause == (
+        "An error occurred while executing the state 'State0' (entered at the event id #2). The JSONata "
+        f"expression '$doesNotExist' specified for the field '{location}' returned nothing (undefined)."
+    )
+    (failed,) = [e for e in result.history if e["type"] == "EvaluationFailed"]
+    assert failed["evaluationFailedEventDetails"]["location"] == location
+    assert failed["previousEventId"] == 0  # it follows what its state's entry followed (fix 74)

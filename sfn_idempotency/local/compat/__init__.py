@@ -199,6 +199,8 @@ dynamodb
 jsonata
   15. [L15, L16] JSONata and workflow variables evaluated with jsonata-python, with the functions
       Step Functions adds; failures are States.QueryEvaluationError.
+  78. [L16] A JSONata expression that fails names the field it was specified for, in its cause
+      and as the EvaluationFailed event's ``location`` (``Output/result``, ``Assign/result``…).
   58. [speed] A string result is not evaluated again to learn its type (moto re-parsed the whole
       expression, its variables declared ahead of it, for a check that always passed).
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -108,8 +110,99 @@ def _strings_need_no_second_evaluation(_original: Callable[..., None]) -> Callab
     return validate_string_output
 
 
+# -- fix 78: a JSONata failure names the field it was specified for ---------------------------------
+_VALIDATIONS = "moto.stepfunctions.parser.asl.jsonata.validations"
+_ORDER = ("Items", "ItemSelector", "Arguments", "Output", "Assign", "Condition", "Seconds", "Timestamp")
+_NAMED = re.compile(r"^The JSONata expression '(?P<expression>.*)' (?P<rest>returned .*)$", re.DOTALL)
+
+
+def _named_field(original: Callable[..., None]) -> Callable[..., None]:
+    """AWS says where a failed expression stands, in its cause ("The JSONata expression '$x'
+    specified for the field 'Output/result' returned nothing (undefined).") and as the
+    EvaluationFailed event's ``location`` (recorded for Output, Output/<key>, Assign/<key>,
+    Arguments, Arguments/<key>); moto said neither. The field is found in the definition of the
+    machine that runs (its state's fields in evaluation order, the first place the expression
+    stands); where none is found (TestState, a definition the engine cannot read) moto's words stay."""
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEventException
+
+    def validate(env: Any, expression: str, rich_jsonata_expression: str) -> None:
+        try:
+            original(env, expression, rich_jsonata_expression)
+        except FailureEventException as failure:
+            details = (failure.failure_event.event_details or {}).get("evaluationFailedEventDetails") or {}
+            named = _NAMED.match(str(details.get("cause", "")))
+            location = _field_of(env, expression)
+            if named is not None and location is not None:
+                details["cause"] = (
+                    f"The JSONata expression '{named['expression']}' specified for the field "
+                    f"'{location}' {named['rest']}"
+                )
+                details["location"] = location
+            raise
+
+    return validate
+
+
+def _field_of(env: Any, expression: str) -> str | None:
+    try:
+        machine_arn = env.states.context_object.context_object_data["StateMachine"]["Id"]
+        definition = _definition_of(str(machine_arn))
+    except (KeyError, TypeError, LookupError):
+        return None
+    return _locations(definition).get((env.next_state_name, expression.strip())) if definition else None
+
+
+def _definition_of(machine_arn: str) -> str | None:
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    _, _, _, region, account, *_ = machine_arn.split(":")
+    try:
+        return str(
+            stepfunctions_parser_backends[account][region].describe_state_machine(machine_arn).definition
+        )
+    except Exception:  # no such machine (TestState): no location
+        return None
+
+
+@functools.lru_cache(maxsize=64)
+def _locations(definition: str) -> dict[tuple[str, str], str]:
+    """(state name, expression) -> the field path where the expression first stands in that state."""
+    found: dict[tuple[str, str], str] = {}
+
+    def scope(node: Any) -> None:
+        for name, state in ((node or {}).get("States") or {}).items():
+            if not isinstance(state, dict):
+                continue
+            for field in (*_ORDER, *state):
+                if field in state:
+                    visit(name, field, state[field])
+            for branch in state.get("Branches") or []:
+                scope(branch)
+            for processor in ("ItemProcessor", "Iterator"):
+                scope(state.get(processor))
+
+    def visit(state: str, path: str, value: Any) -> None:
+        if isinstance(value, str) and value.startswith("{%") and value.endswith("%}"):
+            found.setdefault((state, value[2:-2].strip()), path)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                visit(state, f"{path}/{key}", item)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                visit(state, f"{path}[{index}]", item)
+
+    try:
+        scope(json.loads(definition))
+    except ValueError:
+        return {}
+    return found
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(15, _JSONATA_MODULE, "_eval_jsonata", _evaluate_jsonata),
+    Patch(78, _VALIDATIONS, "_validate_null_output", _named_field),
+    Patch(78, _VALIDATIONS, "_validate_string_output", _named_field),
+    Patch(78, "moto.stepfunctions.parser.models", "stepfunctions_parser_backends", keep),
     Patch(
         58,
         "moto.stepfunctions.parser.asl.jsonata.validations",
