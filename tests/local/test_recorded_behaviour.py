@@ -251,7 +251,12 @@ def test_state_machines_are_listed_by_name_and_out_of_range_requests_refused(loc
             stateMachineArn=machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A"),
             statusFilter="succeeded",
         )
-    assert unknown_status.value.response["Error"]["Code"] == "ValidationException"
+    assert unknown_status.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "1 validation error detected: Value 'succeeded' at 'statusFilter' failed to satisfy "
+        "constraint: Member must satisfy enum value set: [SUCCEEDED, TIMED_OUT, PENDING_REDRIVE, ABORTED, "
+        "FAILED, RUNNING]",
+    }
 
 
 # -- aws-sdk integrations (fixes 23 to 25) ----------------------------------------------------------

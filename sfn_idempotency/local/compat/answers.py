@@ -510,6 +510,11 @@ def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
     return None
 
 
+# The order AWS lists an enum's values in, where a recording shows it (its own, not the API model's:
+# test_sfn_api.py::test_state_machine_status_filter).
+_RECORDED_ENUM_ORDER = {"ExecutionStatus": ["SUCCEEDED", "TIMED_OUT", "PENDING_REDRIVE", "ABORTED", "FAILED", "RUNNING"]}
+
+
 def _own_constraint_broken(shape: Any, value: Any) -> str | None:
     """What the value itself breaks (not its items or members), as the message goes on after
     "Member must"."""
@@ -521,7 +526,7 @@ def _own_constraint_broken(shape: Any, value: Any) -> str | None:
             return f"have value greater than or equal to {limits['min']}"
     if shape.type_name == "string" and isinstance(value, str):
         if shape.enum and value not in shape.enum:
-            return f"satisfy enum value set: [{', '.join(shape.enum)}]"
+            return f"satisfy enum value set: [{', '.join(_RECORDED_ENUM_ORDER.get(shape.name, shape.enum))}]"
         if "max" in limits and len(value) > limits["max"]:
             return f"have length less than or equal to {limits['max']}"
         if "pattern" in limits and not _matches(limits["pattern"], value):
