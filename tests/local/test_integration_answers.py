@@ -160,26 +160,32 @@ def test_a_result_selector_that_fails_on_the_answer_is_the_state_s_runtime_error
     )
 
 
-def test_a_function_s_error_cause_is_its_payload_as_its_runtime_wrote_it(local_cloud: LocalCloud):
-    # Given a function that raises, caught
+def test_a_function_s_error_cause_is_as_written_by_its_resource_kind(local_cloud: LocalCloud):
+    # Given a function that raises, called through lambda:invoke and as the Task's Resource, caught
     def handler(event: Any, context: Any) -> Any:
         raise LookupError("no such order")
 
     arn = local_cloud.add_function("lookup", handler).arn
-    call = task(
-        "arn:aws:states:::lambda:invoke",
-        {"FunctionName": arn},
-        Catch=[{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
-        End=True,
-    )
-    result = local_cloud.run(
-        machine(local_cloud, {"Call": call, "Caught": {"Type": "Pass", "End": True}}, "Call"), {}
-    )
+    caught = {"Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}], "End": True}
+    causes = {}
+    for kind, call in {
+        "invoke": task("arn:aws:states:::lambda:invoke", {"FunctionName": arn}, **caught),
+        "resource": {"Type": "Task", "Resource": arn, **caught},
+    }.items():
+        states = {"Call": call, "Caught": {"Type": "Pass", "End": True}}
+        causes[kind] = local_cloud.run(machine(local_cloud, states, "Call", name=kind), {}).output["Cause"]
 
-    # Then the Cause is the Python runtime's error payload, spaces and all
-    cause = result.output["Cause"]
-    assert cause.startswith('{"errorMessage": "no such order", "errorType": "LookupError", "requestId": "')
-    assert json.loads(cause)["errorType"] == "LookupError"
+    # Then lambda:invoke's Cause is the payload as compact JSON, and the Resource's the payload as the
+    # Python runtime wrote it, spaces and all (both recorded)
+    assert causes["invoke"].startswith(
+        '{"errorMessage":"no such order","errorType":"LookupError","requestId":"'
+    )
+    assert causes["resource"].startswith(
+        '{"errorMessage": "no such order", "errorType": "LookupError", "requestId": "'
+    )
+    assert json.loads(causes["invoke"]) == json.loads(causes["resource"]) | {
+        "requestId": json.loads(causes["invoke"])["requestId"]
+    }
 
 
 def test_aws_sdk_errors_count_the_sdk_s_attempts_and_text_bodies_are_text(local_cloud: LocalCloud):

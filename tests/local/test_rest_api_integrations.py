@@ -5,6 +5,7 @@ responses, passthrough behaviour, answered as API Gateway answers them."""
 from __future__ import annotations
 
 import json
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -323,3 +324,57 @@ def test_a_method_the_engine_cannot_run_is_named_and_the_rest_is_served(api: Api
     assert call("GET", f"{url}local").json() == {"local": True}
     assert call("GET", f"{url}remote").status_code == 403
     assert json.loads(call("GET", f"{url}remote").text) == {"message": "Missing Authentication Token"}
+
+
+def test_step_functions_actions_start_describe_and_stop_an_execution(local_cloud: LocalCloud, api: Api):
+    # Given a Standard machine that waits, and StartExecution, DescribeExecution and StopExecution
+    # behind three methods, as a REST API fronts a workflow asynchronously
+    definition = json.dumps(
+        {"StartAt": "Hold", "States": {"Hold": {"Type": "Wait", "Seconds": 600, "End": True}}}
+    )
+    machine = local_cloud.create_state_machine("held", definition, {})
+    action = f"arn:aws:apigateway:{REGION}:states:action/"
+    identity = {"200": {"responseTemplates": {"application/json": "$input.json('$')"}}}
+    api.method(
+        "POST",
+        "/executions",
+        {
+            "type": "AWS",
+            "integrationHttpMethod": "POST",
+            "uri": f"{action}StartExecution",
+            "requestTemplates": {
+                "application/json": '{"stateMachineArn": "$stageVariables.machine", "input": "$util.escapeJavaScript($input.json(\'$\'))"}'
+            },
+        },
+        identity,
+    )
+    for verb, name in (("GET", "DescribeExecution"), ("DELETE", "StopExecution")):
+        api.method(
+            verb,
+            "/executions/{arn}",
+            {
+                "type": "AWS",
+                "integrationHttpMethod": "POST",
+                "uri": f"{action}{name}",
+                "requestTemplates": {
+                    "application/json": '{"executionArn": "$util.urlDecode($input.params(\'arn\'))"}'
+                },
+            },
+            identity,
+        )
+    url = api.deploy(variables={"machine": machine})
+
+    # When an execution is started, described, stopped and described again through the API
+    started = call("POST", f"{url}executions", json={"orderId": "o-1"}).json()
+    path = f"{url}executions/{urllib.parse.quote(started['executionArn'], safe='')}"
+    running = call("GET", path).json()
+    stopped = call("DELETE", path)
+    ended = call("GET", path).json()
+
+    # Then each answer is Step Functions' own, and the execution really ran and stopped
+    assert running["status"] == "RUNNING"
+    assert json.loads(running["input"]) == {"orderId": "o-1"}
+    assert stopped.status_code == 200
+    assert "stopDate" in stopped.json()
+    assert ended["status"] == "ABORTED"
+    assert local_cloud.sfn.describe_execution(executionArn=started["executionArn"])["status"] == "ABORTED"

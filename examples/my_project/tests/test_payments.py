@@ -66,6 +66,7 @@ def test_my_charge_step_inline_in_my_express_machine_runs_once(local_cloud: Loca
         "Charge",
         key_prefix="checkout",
         event_key_jmespath="paymentId",
+        express=True,  # run synchronously: its context has no RedriveCount to read
     )
     machine = local_cloud.create_state_machine(
         "checkout",

@@ -93,7 +93,8 @@ integrations (what a Task's call sends and returns)
       ``SdkResponseMetadata`` (headers, status and request id of the service's answer, as recorded).
   71. [L43] A ResultSelector path missing from a service Task's answer fails the state with
       ``States.Runtime`` (moto named it after the service, after TaskSucceeded).
-  73. [L43] A Lambda function's error Cause is its error payload as the function's runtime wrote it.
+  73. [L43] The error Cause of a Task whose Resource is a Lambda function is its error payload as
+      the function's runtime wrote it (``lambda:invoke``'s stays compact JSON, as recorded).
   76. [L21] An aws-sdk S3 PutObject of a body given in the state, with no ContentType, stores it
       as ``text/plain; charset=UTF-8``, as the SDK for Java sends text.
   77. [L21] An aws-sdk Task's error Cause ends with the SDK's "(SDK Attempt Count: 1)" (recorded

@@ -512,7 +512,9 @@ def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
 
 # The order AWS lists an enum's values in, where a recording shows it (its own, not the API model's:
 # test_sfn_api.py::test_state_machine_status_filter).
-_RECORDED_ENUM_ORDER = {"ExecutionStatus": ["SUCCEEDED", "TIMED_OUT", "PENDING_REDRIVE", "ABORTED", "FAILED", "RUNNING"]}
+_RECORDED_ENUM_ORDER = {
+    "ExecutionStatus": ["SUCCEEDED", "TIMED_OUT", "PENDING_REDRIVE", "ABORTED", "FAILED", "RUNNING"]
+}
 
 
 def _own_constraint_broken(shape: Any, value: Any) -> str | None:

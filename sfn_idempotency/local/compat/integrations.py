@@ -373,17 +373,36 @@ def _keep_function_error_text(parsed: dict[str, Any]) -> None:
 
 
 def _error_as_written(original: Callable[..., None]) -> Callable[..., None]:
-    """moto wrote a failed function's payload back as compact JSON for the error's Cause; AWS's
-    Cause is the payload as the function's runtime wrote it (recorded: the Python runtime's
-    ``{"errorMessage": "…", "errorType": "…", …}``, with its spaces)."""
+    """moto wrote a failed function's payload back as compact JSON for the error's Cause. So does
+    AWS for ``lambda:invoke``; for a Task whose Resource is the function itself, AWS's Cause is the
+    payload as the function's runtime wrote it (both recorded: the Python runtime's
+    ``{"errorMessage": "…", "errorType": "…", …}`` keeps its spaces there, test_task_lambda, and
+    loses them through ``lambda:invoke``, test_task_service_lambda)."""
 
     def init(self: Any, function_error: str | None, payload: str) -> None:
         written = getattr(_last_answer, "error_text", None)
-        if written is not None and _same_json(written, payload):
+        if (
+            getattr(_last_answer, "function_resource", False)
+            and written is not None
+            and _same_json(written, payload)
+        ):
             payload = written
         original(self, function_error, payload)
 
     return init
+
+
+def _function_resource(original: Callable[..., None]) -> Callable[..., None]:
+    """``StateTaskLambda._eval_execution``: a Task whose Resource is the function itself."""
+
+    def eval_execution(self: Any, env: Any) -> None:
+        _last_answer.function_resource = True
+        try:
+            original(self, env)
+        finally:
+            _last_answer.function_resource = False
+
+    return eval_execution
 
 
 def _same_json(text: str, other: str) -> bool:
@@ -552,5 +571,11 @@ PATCHES: tuple[Patch, ...] = (
         for task in _SERVICE_ERRORS
     ),
     Patch(73, _FUNCTION_ERROR, "__init__", _error_as_written),
+    Patch(
+        73,
+        "moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task_lambda:StateTaskLambda",
+        "_eval_execution",
+        _function_resource,
+    ),
     Patch(77, _AWS_SDK_TASK, "_from_error", _attempts_counted),
 )

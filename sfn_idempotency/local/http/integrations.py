@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import datetime
 import json
+import urllib.parse
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -116,7 +117,7 @@ def request_context(
         "extendedRequestId": base64.b64encode(uuid.uuid4().bytes[:12]).decode(),
         "httpMethod": request.verb,
         "identity": identity,
-        "path": f"/{stage.name}{request.path}",
+        "path": f"/{stage.name}{urllib.parse.unquote(request.path)}",
         "protocol": "HTTP/1.1",
         "requestId": request_id,
         "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
@@ -143,7 +144,7 @@ def _lambda_proxy(
     text, is_base64 = _body_text(request.body)
     event = {
         "resource": match.method.resource_path,
-        "path": request.path,
+        "path": urllib.parse.unquote(request.path),
         "httpMethod": request.verb,
         "headers": dict(request.headers) or None,
         "multiValueHeaders": {name: [value] for name, value in request.headers.items()} or None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -116,7 +117,8 @@ class Stage:
     unserved: tuple[str, ...] = ()  # "GET /path: why"
 
     def match(self, verb: str, path: str) -> Match | None:
-        """The method ``verb path`` (the path below the stage) reaches, with its path parameters."""
+        """The method ``verb path`` (the path below the stage, as sent: ``%2F`` stays inside its
+        segment) reaches, with its path parameters decoded."""
         segments = _segments(path)
         best: tuple[tuple[int, ...], int, Match] | None = None
         for method in self.methods:
@@ -145,14 +147,14 @@ def _bind(template: Sequence[str], segments: Sequence[str]) -> tuple[tuple[int, 
             rest = segments[index:]
             if not rest:
                 return None
-            parameters[part[1:-2]] = "/".join(rest)
+            parameters[part[1:-2]] = urllib.parse.unquote("/".join(rest))
             return (*ranks, _GREEDY), parameters
         if index >= len(segments):
             return None
         if part.startswith("{") and part.endswith("}"):
-            parameters[part[1:-1]] = segments[index]
+            parameters[part[1:-1]] = urllib.parse.unquote(segments[index])
             ranks.append(_PARAMETER)
-        elif part == segments[index]:
+        elif part == urllib.parse.unquote(segments[index]):
             ranks.append(_LITERAL)
         else:
             return None

@@ -123,7 +123,7 @@ def _handler(api: LocalRestApi, access_policy: AccessPolicy) -> type[BaseHTTPReq
             url = urllib.parse.urlsplit(self.path)
             request = HttpRequest(
                 verb=self.command,
-                path=urllib.parse.unquote(url.path),
+                path=url.path,  # as sent: a path parameter is decoded once matched
                 query=urllib.parse.parse_qs(url.query, keep_blank_values=True),
                 headers=dict(self.headers.items()),
                 body=body,
