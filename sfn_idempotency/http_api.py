@@ -46,7 +46,8 @@ def http_workflow(
     fields = {**step_fields(settings), "event_key_jmespath": KEY_JMESPATH}
     fields["payload_validation_jmespath"] = PAYLOAD_JMESPATH
     fields["raise_on_no_key"] = True
-    wrapped = wrap_state(HTTP_ORDERS_ASL.read_text(encoding="utf-8"), BUSINESS_STATE, **fields)
+    # An Express workflow, run synchronously: its context has no RedriveCount (express=True).
+    wrapped = wrap_state(HTTP_ORDERS_ASL.read_text(encoding="utf-8"), BUSINESS_STATE, **fields, express=True)
     retry_after = settings_of_step(wrapped, BUSINESS_STATE).lease
     document = json.loads(wrapped)
     document["States"]["Configure"]["Assign"] = {

@@ -158,6 +158,7 @@ def build_inline_step_stack(app: cdk.App) -> cdk.Stack:
         table=table,
         key_prefix="shipments",
         event_key_jmespath="shipmentId",
+        express=True,  # its machine is Express
     )
     _user_state_machine(stack, "Express", ship, sfn.StateMachineType.EXPRESS)
     # A JSONata chain: the step gets the JSONata flow, one Parallel that unwraps its own result

@@ -702,11 +702,10 @@ def test_a_synchronous_express_execution_is_billed_and_its_context_has_no_run(lo
         name="sync", definition=definition, roleArn=ROLE, type="EXPRESS"
     )["stateMachineArn"]
 
-    # When it is run synchronously, and asynchronously
+    # When it is run synchronously
     sync = local_cloud.client("stepfunctions", inject_host_prefix=False).start_sync_execution(
         stateMachineArn=arn
     )
-    started = local_cloud.sfn.start_execution(stateMachineArn=arn)["executionArn"]
 
     # Then it is billed by 100 ms and 64 MB, and its context has no RedriveCount (recorded:
     # StartSyncExecution's has none, where an Express StartExecution's has 0)

@@ -232,6 +232,7 @@ def test_a_choice_on_replayed_sends_the_email_once(
         key_prefix="orders",
         event_key_jmespath="orderId",
         replay_marker=MARKER_PLACE[language],
+        express=workflow_type == "EXPRESS",
     )
     substitutions = {
         **local_cloud.idempotency_substitutions(),

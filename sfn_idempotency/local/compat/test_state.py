@@ -11,6 +11,7 @@ decision, and AWS's refusals.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import json
 import uuid
@@ -71,6 +72,7 @@ class Request:
     mock: dict[str, Any] | None
     mocked_result: Any = None  # the mock's result, parsed once
     configuration: dict[str, Any] = field(default_factory=dict)
+    context_given: bool = False  # a context was given (even "{}"): it is the whole context object
 
     @classmethod
     def of(cls, param: Callable[[str], Any]) -> Request:
@@ -147,6 +149,7 @@ class Request:
             mock=mock,
             mocked_result=mocked,
             configuration=configuration,
+            context_given=param("context") is not None,
         )
 
     def one_state_definition(self) -> str:
@@ -405,7 +408,9 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
     machine_name = f"TestStateMachine-{uuid.uuid4().hex[:12]}"
     machine_arn = f"arn:aws:states:{region}:{account_id}:stateMachine:{machine_name}"
     machine = TestStateMachine(machine_name, machine_arn, request.one_state_definition(), request.role_arn)
-    state_name = str((request.context.get("State") or {}).get("Name") or request.state_name)
+    # $$.State.Name is "StateName" whatever state of a definition is tested (recorded, every TestState
+    # recording but those whose context names the state).
+    state_name = str((request.context.get("State") or {}).get("Name") or _ONE_STATE_NAME)
 
     class Worker(TestStateExecutionWorker):  # type: ignore[misc]
         def _get_evaluation_entrypoint(self) -> Any:
@@ -420,8 +425,12 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
             for variable, value in request.variables.items():
                 env.variable_store.set(variable, value)
             context = env.states.context_object.context_object_data
-            for section, fields in request.context.items():  # each field given replaces its own
-                context[section] = {**(context.get(section) or {}), **fields}
+            if request.context_given:
+                # The context given is the state's whole context object, as given (recorded: an
+                # empty section stays empty, an empty context is empty).
+                context = env.states.context_object.context_object_data = GivenContext(
+                    request.context, context
+                )
             token = (request.context.get("Task") or {}).get("Token")
             if token is not None:  # the task token the test gives, not a fresh one (recorded)
                 env.states.context_object.update_task_token = lambda: _given_token(context, token)
@@ -450,6 +459,74 @@ def _run(request: Request, account_id: str, region: str) -> dict[str, Any]:
     execution.start()
     forget_secrets_of(execution.exec_worker.env.inspection_data)
     return _answer(request, execution)
+
+
+class GivenContext(dict[str, Any]):
+    """A context object a TestState request gave, as the state sees it: only what was given. What
+    the engine writes of its own (the state's entry, its retry count) it can read back, but the
+    state does not see it; a task token may still be added."""
+
+    _OWN = frozenset({"Execution", "StateMachine", "State"})
+
+    def __init__(self, given: dict[str, Any], engine: dict[str, Any]) -> None:
+        super().__init__(
+            {
+                key: _Kept(value, engine.get(key) or {}) if isinstance(value, dict) else value
+                for key, value in given.items()
+            }
+        )
+        self._engine: dict[str, Any] = {key: value for key, value in engine.items() if key in self._OWN}
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if key in self._OWN:
+            self._engine[key] = value
+        else:
+            super().__setitem__(key, value)
+
+    def __missing__(self, key: str) -> Any:
+        return self._engine[key]
+
+    def __contains__(self, key: object) -> bool:
+        return dict.__contains__(self, key) or key in self._engine
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GivenContext:
+        """A frame's copy (a Task's timeout, a Map iteration) sees and keeps the same."""
+        copied = GivenContext.__new__(GivenContext)
+        dict.update(copied, copy.deepcopy(dict(self), memo))
+        copied._engine = copy.deepcopy(self._engine, memo)
+        return copied
+
+
+class _Kept(dict[str, Any]):
+    """A section of a given context: as given; the engine's own fields and writes kept apart."""
+
+    def __init__(self, given: dict[str, Any], engine: dict[str, Any]) -> None:
+        super().__init__(given)
+        self._engine: dict[str, Any] = dict(engine)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._engine[key] = value
+
+    def __missing__(self, key: str) -> Any:
+        return self._engine[key]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Kept:
+        return _Kept(copy.deepcopy(dict(self), memo), copy.deepcopy(self._engine, memo))
+
+
+def _frames_keep_the_given_context(original: Any) -> Any:
+    """``Environment.as_inner_frame_of``: a frame (a Task's timeout, an iteration) built its context
+    anew from the parent's sections; under a given context it sees the same given context."""
+    build = original.__func__
+
+    def as_inner_frame_of(cls: Any, env: Any, *args: Any, **kwargs: Any) -> Any:
+        frame = build(cls, env, *args, **kwargs)
+        given = env.states.context_object.context_object_data
+        if isinstance(given, GivenContext):
+            frame.states.context_object.context_object_data = copy.deepcopy(given)
+        return frame
+
+    return classmethod(as_inner_frame_of)
 
 
 class _EndsWhenItsStateDid:
@@ -770,6 +847,12 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(29, _TEST_STATE_PREPROCESSOR, "visitArguments_string_jsonata", _arguments_recorded),
     Patch(29, _TEST_STATE_PREPROCESSOR, "visitArguments_jsonata_template_value_object", _arguments_recorded),
+    Patch(
+        29,
+        "moto.stepfunctions.parser.asl.eval.environment:Environment",
+        "as_inner_frame_of",
+        _frames_keep_the_given_context,
+    ),
     Patch(29, _EXECUTE_STATE, "_handle_retry", _retry_decisions),
     Patch(29, _EXECUTE_STATE, "_handle_catch", _catch_decisions),
     *(
