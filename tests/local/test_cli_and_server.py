@@ -542,13 +542,7 @@ def test_serve_without_the_console_s_files_serves_the_apis_and_says_how_to_build
         # When it starts, then it serves the APIs (a call answers) and names no console
         ready = read_ready_line(process)
         assert "console" not in ready
-        sfn = boto3.client(
-            "stepfunctions",
-            endpoint_url=ready["endpoint"],
-            region_name=ready["region"],
-            aws_access_key_id="local",
-            aws_secret_access_key="local",
-        )
+        sfn = Server(process, ready).client("stepfunctions")
         assert ready["stateMachineArns"][0] in {
             m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]
         }

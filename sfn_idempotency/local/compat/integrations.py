@@ -335,9 +335,7 @@ def remember_wire_answer(http_response: Any, parsed: Any, model: Any, **_: Any) 
     if model.service_model.service_name != "dynamodb" and not _UUID.fullmatch(request_id):
         request_id = str(uuid.uuid4())  # every service here but DynamoDB answers UUIDs (recorded)
     if model.service_model.protocol == "json":
-        # A JSON service's body as AWS writes it: compact, timestamps in epoch seconds.
-        members = {name: value for name, value in parsed.items() if name != "ResponseMetadata"}
-        body = json.dumps(members, separators=(",", ":"), default=_wire_value).encode()
+        body = json_protocol_body(parsed).encode()
         length, crc32 = len(body), zlib.crc32(body)
     elif model.service_model.protocol == "query" and (document := _query_document(model, parsed, request_id)):
         length, crc32 = len(document.encode()), 0
@@ -431,6 +429,13 @@ def _query_document(model: Any, parsed: dict[str, Any], request_id: str) -> str 
         f"</{model.name}Response>",
     ]
     return "\n".join(lines) + "\n"
+
+
+def json_protocol_body(parsed: dict[str, Any]) -> str:
+    """A JSON-protocol service's answer as it writes it on the wire, from what botocore parsed:
+    compact, timestamps in epoch seconds, blobs in base64, no response metadata."""
+    members = {name: value for name, value in parsed.items() if name != "ResponseMetadata"}
+    return json.dumps(members, separators=(",", ":"), default=_wire_value)
 
 
 def _wire_value(value: Any) -> Any:

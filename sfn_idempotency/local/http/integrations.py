@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
+from sfn_idempotency.local.compat.integrations import json_protocol_body
 from sfn_idempotency.local.http.mapping_templates import BodyNotJson, Parameters, TemplateError, render
 from sfn_idempotency.local.http.rest_apis import (
     AwsTarget,
@@ -285,17 +286,7 @@ def _service_action(target: AwsTarget, body: str, services: Services) -> tuple[s
         details = error.response.get("Error", {})
         status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 400)
         return str(status), json.dumps({"__type": details.get("Code"), "message": details.get("Message")}), {}
-    members = {name: value for name, value in result.items() if name != "ResponseMetadata"}
-    return "200", json.dumps(members, separators=(",", ":"), default=_json_value), {}
-
-
-def _json_value(value: Any) -> Any:
-    """What a JSON-protocol service writes for a timestamp and a blob."""
-    if isinstance(value, datetime.datetime):
-        return value.timestamp()
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode()
-    raise TypeError(f"{type(value).__name__} is not JSON")
+    return "200", json_protocol_body(result), {}
 
 
 def _target(method: Method) -> AwsTarget:
