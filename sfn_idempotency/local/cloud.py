@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime
+import functools
 import json
 import logging
 import threading
@@ -583,7 +584,7 @@ class LocalCloud:
         from the same checks CreateStateMachine refuses a definition with."""
         return _without_metadata(self.sfn.validate_state_machine_definition(**request))
 
-    @property
+    @functools.cached_property
     def integration_services(self) -> IntegrationServices:
         """How the REST APIs this cloud serves reach its services (sfn_idempotency.local.http)."""
         return IntegrationServices(self)
@@ -631,9 +632,14 @@ class IntegrationServices:
 
     def __init__(self, cloud: LocalCloud) -> None:
         self._cloud = cloud
+        self._clients: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
     def call(self, service: str, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        client = self._cloud.client(service, inject_host_prefix=False)
+        with self._lock:  # one client per service (a boto3 client is thread-safe, not free to make)
+            client = self._clients.get(service)
+            if client is None:
+                client = self._clients[service] = self._cloud.client(service, inject_host_prefix=False)
         answer: dict[str, Any] = client._make_api_call(operation, params)
         return answer
 

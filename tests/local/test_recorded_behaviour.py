@@ -723,6 +723,7 @@ def test_a_synchronous_express_execution_is_billed_and_its_context_has_no_run(lo
         "2016-13-05T21:29:29Z",
         "2016-12-05T25:29:29Z",
         "2016-12-05t21:29:29z",
+        "{% 'date' %}",  # in a JSONPath state, a string like any other
     ],
 )
 def test_a_wait_timestamp_that_is_not_rfc_3339_is_refused_as_aws_words_it(

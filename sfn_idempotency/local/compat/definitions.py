@@ -30,7 +30,6 @@ _ACTIVITY_ARN = re.compile(r"^arn:[\w-]+:states:[\w-]+:\d{12}:activity:")
 # RFC 3339's date-time, which a Wait's Timestamp must be (recorded), with the documented further
 # restrictions: an uppercase T between date and time, an uppercase Z for no offset.
 _RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
-_JSONATA_LITERAL = re.compile(r"^\{%\s*'([^']*)'\s*%\}$")
 # What moto's parser says of a Task resource it does not know.
 _UNKNOWN_RESOURCE = re.compile(r"The resource provided (\S+) not recognized\. ([^'\]]*)")
 
@@ -117,7 +116,8 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
                 f"Express state machine does not support '{unsupported}' service integration ",
                 f"{where}/Resource",
             )
-        if state.get("Type") == "Wait" and not _is_timestamp(state.get("Timestamp", "2000-01-01T00:00:00Z")):
+        state_language = state.get("QueryLanguage", language)
+        if state.get("Type") == "Wait" and not _is_timestamp(state.get("Timestamp"), state_language):
             yield Diagnostic(SCHEMA, "String does not match RFC3339 timestamp", f"{where}/Timestamp")
         if machine_type == "EXPRESS" and _ACTIVITY_ARN.match(resource):
             yield Diagnostic(
@@ -134,20 +134,16 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
                 yield from _structure(state[processor], f"{where}/{processor}", machine_type, inner)
 
 
-def _is_timestamp(value: Any) -> bool:
+def _is_timestamp(value: Any, language: str) -> bool:
     """A Wait's literal Timestamp is an RFC 3339 date-time with a zone, a real date and time
-    (recorded: no ``T``, no zone, 2016-13-05, 25:29:29 are refused); a JSONata expression is
-    judged when it runs, unless it is a string literal."""
-    if not isinstance(value, str):
+    (recorded: no ``T``, no zone, 2016-13-05, 25:29:29, and "{% 'date' %}" in a JSONPath state are
+    refused); a JSONata state's expression is judged when it runs."""
+    if not isinstance(value, str) or (language == "JSONata" and value.startswith("{%")):
         return True
-    literal = _JSONATA_LITERAL.match(value)
-    if value.startswith("{%") and literal is None:
-        return True
-    text = literal.group(1) if literal else value
-    if not _RFC3339.match(text):
+    if not _RFC3339.match(value):
         return False
     try:
-        datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return False
     return True
