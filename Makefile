@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install console-assets docs-assets docs browser screenshots bench-console demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants clean
+.PHONY: help install console-assets docs-assets docs browser screenshots bench-console demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants scores clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -106,6 +106,9 @@ serve: $(STAMP) console-assets  ## Step Functions, DynamoDB and EventBridge endp
 
 aws-check: $(STAMP) node_modules/.package-lock.json  ## deploy a throwaway stack, run the demo on AWS beside the local one, destroy it
 	$(BIN)/python -m scripts.aws_check
+
+scores: $(STAMP)  ## run every conformance group (../shared/conformance, strict too) and write the scores into the README and the score page
+	$(BIN)/python -m scripts.conformance_scores --run
 
 mutants: $(STAMP)  ## deliberate bugs in the ASL and the key Lambda, one at a time: each must be killed
 	$(BIN)/python -m scripts.mutants
