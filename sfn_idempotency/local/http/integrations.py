@@ -33,6 +33,18 @@ from sfn_idempotency.local.http.rest_apis import (
 JSON = "application/json"
 _DEFAULT_CONTENT_TYPE = JSON
 _SERVER_ERROR = "Internal server error"
+# What a caller's identity has that a local request does not (no IAM, no Cognito, no API key).
+_UNKNOWN_IDENTITY = (
+    "accountId",
+    "apiKey",
+    "caller",
+    "cognitoAuthenticationProvider",
+    "cognitoAuthenticationType",
+    "cognitoIdentityId",
+    "cognitoIdentityPoolId",
+    "user",
+    "userArn",
+)
 
 
 @dataclass(frozen=True)
@@ -102,13 +114,8 @@ def request_context(
     """``$context`` (and a proxy event's ``requestContext``); what a local request has no value
     for (an authorizer, a caller's identity) is empty, as API Gateway renders a missing value."""
     now = datetime.datetime.now(datetime.UTC)
-    request_id = str(uuid.uuid4())
-    identity = dict.fromkeys(
-        ("accountId", "apiKey", "caller", "cognitoAuthenticationProvider", "cognitoAuthenticationType"),
-        "",
-    )
-    identity |= dict.fromkeys(("cognitoIdentityId", "cognitoIdentityPoolId", "user", "userArn"), "")
-    identity |= {"sourceIp": request.source_ip, "userAgent": request.header("User-Agent") or ""}
+    identity = {**dict.fromkeys(_UNKNOWN_IDENTITY, ""), "sourceIp": request.source_ip}
+    identity["userAgent"] = request.header("User-Agent") or ""
     return {
         "accountId": account,
         "apiId": stage.rest_api_id,
@@ -120,7 +127,7 @@ def request_context(
         "identity": identity,
         "path": f"/{stage.name}{urllib.parse.unquote(request.path)}",
         "protocol": "HTTP/1.1",
-        "requestId": request_id,
+        "requestId": str(uuid.uuid4()),
         "requestTime": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
         "requestTimeEpoch": int(now.timestamp() * 1000),
         "resourceId": match.method.resource_id,
@@ -154,7 +161,7 @@ def _lambda_proxy(
         or None,
         "pathParameters": dict(match.path_parameters) or None,
         "stageVariables": dict(stage.variables) or None,
-        "requestContext": {**context, "requestTimeEpoch": context["requestTimeEpoch"]},
+        "requestContext": context,
         "body": text,
         "isBase64Encoded": is_base64,
     }
