@@ -432,13 +432,15 @@ class DeployedResource:
 
 @dataclass(frozen=True)
 class DeployedStack:
-    """A stack as deployed: its resources by logical id, its outputs, and what was skipped."""
+    """A stack as deployed: its resources by logical id, its outputs, and what was skipped or stood
+    in for."""
 
     name: str
     resources: Mapping[str, DeployedResource]
     outputs: Mapping[str, str] = field(default_factory=dict)
     skipped: tuple[SkippedResource, ...] = ()
     updated: bool = False
+    stood_in: tuple[StoodIn, ...] = ()
     # Where the engine serves the stack's REST APIs: by logical id (``<logical id>/<stage>`` when
     # an API has several stages), the local counterpart of ``https://<id>.execute-api.../<stage>/``.
     api_endpoints: Mapping[str, str] = field(default_factory=dict)
@@ -473,6 +475,16 @@ class DeployedStack:
             "skipped": [
                 {"logicalId": s.logical_id, "type": s.resource_type, "reason": s.reason} for s in self.skipped
             ],
+            **(
+                {
+                    "stoodIn": [
+                        {"logicalId": s.logical_id, "type": s.resource_type, "arn": s.arn}
+                        for s in self.stood_in
+                    ]
+                }
+                if self.stood_in
+                else {}
+            ),
         }
 
 
@@ -620,7 +632,9 @@ class AssemblyDeployer:
                 path=path,
             )
         outputs = {output["OutputKey"]: output["OutputValue"] for output in description.get("Outputs", [])}
-        return DeployedStack(stack.stack_name, resources, outputs, stack_plan.skipped, updated)
+        return DeployedStack(
+            stack.stack_name, resources, outputs, stack_plan.skipped, updated, stood_in=stack_plan.stood_in
+        )
 
     def _arn_of(self, stack_name: str, logical_id: str, physical_id: str) -> str | None:
         """The resource's ARN: its physical id when that is one, else what ``Fn::GetAtt Arn`` gives."""

@@ -20,7 +20,7 @@ from botocore.config import Config
 
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.lambdas import HandlerNotFoundError
-from tests.local.test_cdk_out import STACK, write_app
+from tests.local.test_cdk_out import STACK, firehose_app, write_app
 from tests.servers import CLI, read_ready_line, start_server
 
 REDEPLOY_DEADLINE_SECONDS = 30
@@ -129,6 +129,32 @@ def test_a_folder_that_is_not_an_assembly_stops_serve_with_one_line(tmp_path: Pa
         stderr.strip()
         == f"sfn-idempotency: error: {tmp_path} is not a cloud assembly: it has no manifest.json (run cdk synth)"
     )
+
+
+def test_stand_in_lets_serve_deploy_an_app_that_needs_what_the_engine_cannot_run(tmp_path: Path):
+    # Given an app whose machine needs a Firehose stream (refused without a stand-in)
+    app = firehose_app(tmp_path / "cdk.out")
+
+    # When serve deploys it with the stream's type stood in for
+    process = start_server("--cdk-out", str(app), "--stand-in", "AWS::KinesisFirehose::*")
+    try:
+        ready = read_ready_line(process)
+        stderr = StderrLines(process)
+        # Then the app is served, and one line named the stand-in
+        stderr.wait_for("stood in for Stream (AWS::KinesisFirehose::DeliveryStream)")
+        stack = ready["stacks"][STACK]
+        assert "Audit" in stack["resources"]
+        assert "Stream" not in stack["resources"]
+        assert stack["stoodIn"] == [
+            {
+                "logicalId": "Stream",
+                "type": "AWS::KinesisFirehose::DeliveryStream",
+                "arn": "arn:aws:firehose:us-east-1:123456789012:deliverystream/Shop-Stream-STANDIN",
+            }
+        ]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=STOP_DEADLINE_SECONDS)
 
 
 def test_env_prints_exports_a_shell_can_eval():
