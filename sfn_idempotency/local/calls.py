@@ -26,13 +26,16 @@ class Reply:
     status_code: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    request_id: str | None = None  # the answer's request id (a Lambda invocation's own), else drawn
 
     @classmethod
     def error(cls, code: str, message: str, status_code: int = 400) -> Reply:
         return cls(status_code, {"Error": {"Code": code, "Message": message}})
 
     @classmethod
-    def lambda_payload(cls, payload: Any, function_error: str | None = None) -> Reply:
+    def lambda_payload(
+        cls, payload: Any, function_error: str | None = None, request_id: str | None = None
+    ) -> Reply:
         data = json.dumps(payload).encode()
         body: dict[str, Any] = {
             "StatusCode": 200,
@@ -41,7 +44,7 @@ class Reply:
         }
         if function_error:
             body["FunctionError"] = function_error
-        return cls(200, body, {"content-length": str(len(data))})
+        return cls(200, body, {"content-length": str(len(data))}, request_id)
 
 
 CallHook = Callable[[str, str, dict[str, Any]], Reply | None]
@@ -71,7 +74,7 @@ class CallInterceptor:
 def _as_botocore_response(reply: Reply) -> tuple[AWSResponse, dict[str, Any]]:
     metadata = {
         "HTTPStatusCode": reply.status_code,
-        "RequestId": str(uuid.uuid4()),
+        "RequestId": reply.request_id or str(uuid.uuid4()),
         "HTTPHeaders": reply.headers,
     }
     http = AWSResponse(

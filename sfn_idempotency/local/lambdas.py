@@ -177,7 +177,9 @@ class LambdaRuntime:
         try:
             result = function.handler(event, context)
         except Exception as error:
-            return Reply.lambda_payload(error_payload(error, context), function_error="Unhandled")
+            return Reply.lambda_payload(
+                error_payload(error, context), function_error="Unhandled", request_id=context.aws_request_id
+            )
         try:
             json.dumps(result)
         except (TypeError, ValueError) as error:
@@ -185,8 +187,11 @@ class LambdaRuntime:
                 "errorMessage": f"Unable to marshal response: {error}",
                 "errorType": "Runtime.MarshalError",
             }
-            return Reply.lambda_payload(payload, function_error="Unhandled")
-        return Reply.lambda_payload(result)
+            return Reply.lambda_payload(
+                payload, function_error="Unhandled", request_id=context.aws_request_id
+            )
+        # Lambda's answer carries the invocation's own request id, the one the function saw.
+        return Reply.lambda_payload(result, request_id=context.aws_request_id)
 
 
 def function_name_of(reference: str) -> str:
