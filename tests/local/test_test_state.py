@@ -571,3 +571,43 @@ def test_strict_validation_wants_the_answers_required_fields(
     with pytest.raises(ClientError) as refused:
         local_cloud.test_state(definition=json.dumps(state), input="{}", mock=mock)
     assert refused.value.response["Error"]["Message"] == problem
+
+
+def test_a_state_of_an_unknown_type_is_refused_as_aws_words_it(local_cloud: LocalCloud):
+    # Recorded: TestState of a definition's state whose Type is none of Step Functions'
+    definition = {"StartAt": "Odd", "States": {"Odd": {"Type": "TypeThatDoesNotExist", "End": True}}}
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(definition=json.dumps(definition), stateName="Odd")
+    assert refused.value.response["Error"]["Message"] == (
+        "Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: The field 'Type' should have one of "
+        "these values: [Task, Wait, Pass, Succeed, Fail, Choice, Parallel, Map] at /States/Odd/Type'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("context", "seen"),
+    [
+        (
+            {"Execution": {}, "State": {}, "StateMachine": {}},
+            {"Execution": {}, "State": {}, "StateMachine": {}},
+        ),
+        ({}, {}),
+    ],
+)
+def test_a_given_context_is_the_whole_context_the_state_sees(
+    local_cloud: LocalCloud, context: dict[str, Any], seen: dict[str, Any]
+):
+    # Recorded: what a request's context gives is all the state sees, empty sections included
+    state = {"Type": "Pass", "Parameters": {"context.$": "$$"}, "End": True}
+    answer = local_cloud.test_state(definition=json.dumps(state), input="{}", context=json.dumps(context))
+    assert json.loads(answer["output"]) == {"context": seen}
+
+
+def test_a_tested_state_is_named_state_name_in_its_context(local_cloud: LocalCloud):
+    # Recorded: $$.State.Name is "StateName", also when a definition's state is named to be tested
+    definition = {
+        "StartAt": "State0",
+        "States": {"State0": {"Type": "Pass", "Parameters": {"name.$": "$$.State.Name"}, "End": True}},
+    }
+    answer = local_cloud.test_state(definition=json.dumps(definition), stateName="State0", input="{}")
+    assert json.loads(answer["output"]) == {"name": "StateName"}

@@ -25,7 +25,7 @@ MISSING_TARGET = "MISSING_TRANSITION_TARGET"
 INVALID_JSON = "INVALID_JSON_DESCRIPTION"
 _EXPRESS_UNSUPPORTED = (".waitForTaskToken", ".sync:2", ".sync")  # longest suffix first
 _REQUIRED = ("StartAt", "States")
-_STATE_TYPES = ("Task", "Wait", "Pass", "Succeed", "Fail", "Choice", "Parallel", "Map")  # AWS's order
+STATE_TYPES = ("Task", "Wait", "Pass", "Succeed", "Fail", "Choice", "Parallel", "Map")  # AWS's order
 _ACTIVITY_ARN = re.compile(r"^arn:[\w-]+:states:[\w-]+:\d{12}:activity:")
 # RFC 3339's date-time, which a Wait's Timestamp must be (recorded), with the documented further
 # restrictions: an uppercase T between date and time, an uppercase Z for no offset.
@@ -87,12 +87,8 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
         if not isinstance(state, dict):
             continue
         where = f"{at}/States/{name}"
-        if "Type" in state and state["Type"] not in _STATE_TYPES:
-            yield Diagnostic(
-                SCHEMA,
-                f"The field 'Type' should have one of these values: [{', '.join(_STATE_TYPES)}]",
-                f"{where}/Type",
-            )
+        if "Type" in state and state["Type"] not in STATE_TYPES:
+            yield unknown_state_type(where)
             continue
         if language == "JSONata" and state.get("QueryLanguage") == "JSONPath":
             yield Diagnostic(
@@ -132,6 +128,15 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
         for processor in ("ItemProcessor", "Iterator"):
             if isinstance(state.get(processor), dict):
                 yield from _structure(state[processor], f"{where}/{processor}", machine_type, inner)
+
+
+def unknown_state_type(where: str) -> Diagnostic:
+    """A state whose Type is none of Step Functions' (recorded, for CreateStateMachine and TestState)."""
+    return Diagnostic(
+        SCHEMA,
+        f"The field 'Type' should have one of these values: [{', '.join(STATE_TYPES)}]",
+        f"{where}/Type",
+    )
 
 
 def _is_timestamp(value: Any, language: str) -> bool:

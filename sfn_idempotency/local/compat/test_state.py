@@ -22,6 +22,7 @@ from typing import Any
 from moto.stepfunctions.parser.api import InvalidDefinition, ValidationException
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
+from sfn_idempotency.local.compat.definitions import STATE_TYPES, unknown_state_type
 from sfn_idempotency.local.compat.http_task import forget_secrets_of, reveal_secrets_in
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
@@ -92,6 +93,8 @@ class Request:
                 raise ValidationException("stateName is only valid with a state machine definition")
             state, state_name = definition, _ONE_STATE_NAME
             language = state.get("QueryLanguage", "JSONPath")
+        if "States" in definition and state.get("Type") not in STATE_TYPES:
+            raise InvalidDefinition(unknown_state_type(f"/States/{state_name}").as_refusal())
         if state.get("Type") not in _TESTABLE:
             raise InvalidDefinition(
                 f"Invalid State Machine Definition: 'unsupported state type {state.get('Type')!r}'"
