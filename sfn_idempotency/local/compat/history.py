@@ -30,12 +30,21 @@ _MAP_RUNS = "_sfn_local_map_runs"
 _FAILURE_EVENT = "moto.stepfunctions.parser.asl.component.common.error_name.failure_event:FailureEvent"
 
 
+_MAP_KINDS = frozenset(
+    {"MapStateEntered", "MapRunStarted", "MapStateExited", "MapStateFailed", "MapStateAborted"}
+)
+
+
+def _map_runs(manager: Any) -> list[int | None]:
+    """This thread's stack of the Map states it is in, each with its MapRunStarted once there is one."""
+    stacks: dict[int, list[int | None]] = manager.__dict__.setdefault(_MAP_RUNS, {})
+    return stacks.setdefault(threading.get_ident(), [])
+
+
 def _linked_as_recorded(original: Callable[..., int]) -> Callable[..., int]:
     def add_event(self: Any, context: Any, event_type: Any, *args: Any, **kwargs: Any) -> int:
         kind = str(getattr(event_type, "value", event_type))
-        map_runs: list[int | None] = self.__dict__.setdefault(_MAP_RUNS, {}).setdefault(
-            threading.get_ident(), []
-        )
+        map_runs = _map_runs(self) if kind in _MAP_KINDS else []  # only Map events touch it
         follows = None
         if kind == "EvaluationFailed":
             follows = getattr(context, _ENTERED_FROM, None)

@@ -201,6 +201,9 @@ def s3_extended_request_id(parsed: dict[str, Any], **_: Any) -> None:
         metadata["HostId"] = sent or base64.b64encode(os.urandom(48)).decode()
 
 
+_ATTEMPTS = "(SDK Attempt Count: 1)"  # the engine's calls are not retried by the SDK
+
+
 def _attempts_counted(original: Callable[..., Any]) -> Callable[..., Any]:
     """Fix 77: an aws-sdk Task's error Cause ends as the SDK for Java's message does since it
     counts its attempts, "(Service: Sfn, Status Code: 400, Request ID: …) (SDK Attempt Count: 1)"
@@ -215,9 +218,6 @@ def _attempts_counted(original: Callable[..., Any]) -> Callable[..., Any]:
         return failure
 
     return from_error
-
-
-_ATTEMPTS = "(SDK Attempt Count: 1)"  # the engine's calls are not retried by the SDK
 
 
 def _failed_entries_as_json_text(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -312,21 +312,47 @@ _OPTIMIZED_TASKS = {
 
 @dataclass(frozen=True)
 class WireAnswer:
-    """What the SDK saw of the last answer this thread's Task call got."""
+    """What the SDK saw of the last answer this thread's Task call got. Its body, as AWS would have
+    written it, is made only when a Task's result carries its length (an aws-sdk Task's, a
+    Lambda's or an in-process answer's never needs it)."""
 
-    operation: str
+    model: Any
     status: int
     request_id: str
-    body_length: int
-    body_crc32: int
+    members: dict[str, Any]  # the answer as botocore parsed it, before the Task changes it
+    length_as_sent: int  # the body's length as it came (Lambda's payload, an injected fault)
+
+    @property
+    def operation(self) -> str:
+        return str(self.model.name)
+
+    @functools.cached_property
+    def body(self) -> bytes | None:
+        """A JSON service's body, compact, timestamps in epoch seconds; a query service's flat
+        answer in AWS's XML layout; None for any other, whose length is the one sent."""
+        protocol = self.model.service_model.protocol
+        if protocol == "json":
+            return json_protocol_body(self.members).encode()
+        if protocol == "query":
+            document = _query_document(self.model, self.members, self.request_id)
+            return document.encode() if document is not None else None
+        return None
+
+    @property
+    def body_length(self) -> int:
+        return len(self.body) if self.body is not None else self.length_as_sent
+
+    @property
+    def body_crc32(self) -> int:
+        return zlib.crc32(self.body) if self.body is not None else 0
 
 
 _last_answer = threading.local()
 
 
 def remember_wire_answer(http_response: Any, parsed: Any, model: Any, **_: Any) -> None:
-    """``after-call`` (fix 70): the answer's status, request id and body as AWS would have sent
-    it, kept for the Task that made the call (a Task's call and its result share a thread)."""
+    """``after-call`` (fix 70): the answer's status, request id and members, kept for the Task that
+    made the call (a Task's call and its result share a thread)."""
     if not isinstance(parsed, dict):
         return
     _keep_function_error_text(parsed)
@@ -334,26 +360,19 @@ def remember_wire_answer(http_response: Any, parsed: Any, model: Any, **_: Any) 
     request_id = str(metadata.get("RequestId") or uuid.uuid4())
     if model.service_model.service_name != "dynamodb" and not _UUID.fullmatch(request_id):
         request_id = str(uuid.uuid4())  # every service here but DynamoDB answers UUIDs (recorded)
-    if model.service_model.protocol == "json":
-        body = json_protocol_body(parsed).encode()
-        length, crc32 = len(body), zlib.crc32(body)
-    elif model.service_model.protocol == "query" and (document := _query_document(model, parsed, request_id)):
-        length, crc32 = len(document.encode()), 0
+    # An answer given in process (calls.Reply) says its length; one without a body (an injected
+    # fault) has none.
+    sent = (metadata.get("HTTPHeaders") or {}).get("content-length")
+    if sent is not None:
+        length = int(sent)
     else:
-        # Any other answer (Lambda's payload) as it came; an answer given in process
-        # (calls.Reply) says its length.
-        sent = (metadata.get("HTTPHeaders") or {}).get("content-length")
-        if sent is not None:
-            length = int(sent)
-        else:  # an answer given in process without a body (an injected fault) has none
-            length = len(http_response.content) if http_response.raw is not None else 0
-        crc32 = 0
+        length = len(http_response.content) if http_response.raw is not None else 0
     _last_answer.value = WireAnswer(
-        operation=model.name,
+        model=model,
         status=int(metadata.get("HTTPStatusCode") or http_response.status_code),
         request_id=request_id,
-        body_length=length,
-        body_crc32=crc32,
+        members={name: value for name, value in parsed.items() if name != "ResponseMetadata"},
+        length_as_sent=length,
     )
 
 

@@ -20,7 +20,13 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.local.compat.integrations import json_protocol_body
-from sfn_idempotency.local.http.mapping_templates import BodyNotJson, Parameters, TemplateError, render
+from sfn_idempotency.local.http.mapping_templates import (
+    BodyNotJson,
+    Parameters,
+    Rendered,
+    TemplateError,
+    render,
+)
 from sfn_idempotency.local.http.rest_apis import (
     AwsTarget,
     Match,
@@ -207,6 +213,12 @@ def _mapped(
 ) -> HttpAnswer:
     integration = match.method.integration
     parameters = _parameters(match, request)
+
+    def rendered(template: str, body: str) -> Rendered:
+        return render(
+            template, body=body, parameters=parameters, context=context, stage_variables=stage.variables
+        )
+
     body = request.body.decode("utf-8", errors="replace")
     # A request without a body reaches a mapping template as "{}" (CDK's Step Functions template
     # relies on it: its GET methods' input is {"body": {}, …}).
@@ -221,13 +233,7 @@ def _mapped(
             return gateway_error(415, "UnsupportedMediaTypeException", "Unsupported Media Type")
         integration_body = body
     else:
-        integration_body = render(
-            template,
-            body=template_body,
-            parameters=parameters,
-            context=context,
-            stage_variables=stage.variables,
-        ).text
+        integration_body = rendered(template, template_body).text
     selector, output, output_headers = _integrate(match.method, integration_body, services)
     chosen = selected_response(integration.responses, selector)
     if chosen is None or (
@@ -240,15 +246,9 @@ def _mapped(
     status = int(chosen.status_code)
     text = output
     if response_template:
-        rendered = render(
-            response_template,
-            body=output,
-            parameters=parameters,
-            context=context,
-            stage_variables=stage.variables,
-        )
-        text, status = rendered.text, rendered.status or status
-        headers.update(rendered.headers)
+        response = rendered(response_template, output)
+        text, status = response.text, response.status or status
+        headers.update(response.headers)
     headers.update(_response_parameters(chosen.parameters, output, output_headers))
     return HttpAnswer(status, headers, text.encode())
 
