@@ -175,6 +175,43 @@ def test_a_redrive_before_the_release_takes_its_own_stale_claim_back_first(
     assert record["owner"]["S"].startswith(f"{arn}#1#")
 
 
+STANDALONE_FORMS = [form for form in FORMS if not form.values[0]]
+
+
+@pytest.mark.parametrize("form", [p.values for p in STANDALONE_FORMS], ids=[p.id for p in STANDALONE_FORMS])
+def test_a_late_release_of_the_stopped_run_spares_the_claim_of_the_redriven_run(
+    flow: Callable[..., tuple[IdempotentService, str | None]], gate: Gate, form: Any
+):
+    # Given an order stopped in its business step, whose release workflow has looked at the
+    # execution (ended, no run running) and is about to delete the claim
+    service, release = flow(gate.handler)
+    about_to_release = service.cloud.faults.pause_before("ReleaseClaim", state_machine_arn=release)
+    arn = stopped_in_its_business_step(service, gate.entered)
+    assert about_to_release.entered.wait(GATE_TIMEOUT_SECONDS)
+    gate.open()
+    # And the execution redriven meanwhile: its run took its stale claim back, claimed anew and ran
+    # the business step, and is about to record the result
+    about_to_complete = service.cloud.faults.pause_before(
+        "Complete", state_machine_arn=service.state_machine_arn
+    )
+    service.cloud.sfn.redrive_execution(executionArn=arn)
+    assert about_to_complete.entered.wait(GATE_TIMEOUT_SECONDS)
+    assert service.record_for(ORDER)["owner"]["S"].startswith(f"{arn}#1#")
+
+    # When the late release goes on
+    about_to_release.release()
+    late = service.cloud.wait(about_to_release.execution_arn)
+    # Then it deleted nothing: the claim is the running run's, not the ended one's
+    assert late.states[-1] == "NothingToRelease"
+    assert service.record_for(ORDER)["owner"]["S"].startswith(f"{arn}#1#")
+    # And the redriven run records its result under its own claim; no other run could claim the key
+    about_to_complete.release()
+    result = service.cloud.wait(arn)
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert service.record_for(ORDER)["status"]["S"] == "COMPLETED"
+    assert service.business_runs == 2  # the stopped call (at least once by nature), and the redriven one
+
+
 # -- an inline step inside a Map ---------------------------------------------------------------------
 def map_of_orders(query_language: str) -> str:
     """A Standard machine placing each order of its input inline, one at a time."""

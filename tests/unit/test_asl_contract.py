@@ -108,17 +108,13 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
         (FLOW["Release"], " AND ", ["#owner = :owner"]),
         # After the redrive fence: only the owner, the claim an earlier run made
         (FLOW["ReleaseStaleClaim"], " AND ", ["#owner = :owner"]),
-        # The release workflow: only a claim of the ended execution (its ARN and '#', or the ARN alone
-        # in a record written before claim tokens), only while INPROGRESS, and none of a run that is
-        # running again (the execution was redriven since)
+        # The release workflow: only a claim of the run that ended last ('<ARN>#<run>#', or the ARN
+        # alone in a record written before claim tokens), only while INPROGRESS: never one of a run
+        # redriven after it looked
         (
             RELEASE["ReleaseClaim"],
             " AND ",
-            [
-                "(begins_with(#owner, :claims_of_execution) OR #owner = :owner)",
-                "#status = :inprogress",
-                "NOT begins_with(#owner, :claims_of_running_run)",
-            ],
+            ["(begins_with(#owner, :claims_of_ended_run) OR #owner = :owner)", "#status = :inprogress"],
         ),
     ],
 )
