@@ -4,11 +4,6 @@
 Context: `stackName` (default SfnIdempotency) and `tableRemovalPolicy` (`retain`, the default, or
 `destroy`, which `make aws-check` uses for its short-lived stack)."""
 
-import os
-
-# jsii warns on every start that Node 20 (what CI has) is past end of life; the CDK still runs on it.
-os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 

@@ -200,12 +200,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="Step Functions Local's mock file, for executions started as <stateMachineArn>#<TestCase>; "
         "read again whenever it changes (default: $SFN_MOCK_CONFIG)",
     )
-    app = serve.add_argument_group("your CDK app (instead of the example's workflows)")
+    app = serve.add_argument_group(
+        "your app: a CDK app or SAM templates (instead of the example's workflows)"
+    )
     app.add_argument(
         "--cdk-out",
         metavar="DIR",
         type=Path,
         help="deploy the cloud assembly cdk synth left in DIR (manifest.json, templates, assets)",
+    )
+    app.add_argument(
+        "--template",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE|DIR",
+        help="deploy an AWS SAM or CloudFormation template as sam deploy would (local CodeUri and "
+        "DefinitionUri packaged, the SAM transform applied by aws-sam-translator); a folder means its "
+        "template.yaml; repeatable",
+    )
+    app.add_argument(
+        "--parameter-overrides",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="the templates' parameters, as the SAM CLI takes them (Key=Value, or "
+        "ParameterKey=Key,ParameterValue=Value)",
+    )
+    app.add_argument("--stack-name", help="the stack of the one --template (default: its folder's name)")
+    app.add_argument(
+        "--state-machine-name",
+        action="append",
+        default=[],
+        metavar="LOGICAL_ID=NAME",
+        help="name a template's state machine, as its Name property would: what a mock file's "
+        "StateMachines entry names (repeatable)",
     )
     app.add_argument(
         "--stack",
@@ -226,7 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     app.add_argument(
         "--watch",
         action="store_true",
-        help="deploy again whenever cdk synth rewrites the assembly (stacks are updated in place: "
+        help="deploy again whenever cdk synth rewrites the assembly, or a template or its code changes (stacks are updated in place: "
         "tables keep their items); kill -HUP does it on request",
     )
     _add_access_flags(serve)
@@ -474,6 +503,7 @@ def serve(arguments: argparse.Namespace) -> int:
 
     settings = _settings(arguments)
     stop = threading.Event()
+    warnings.showwarning = _one_line_warning
     for signal_number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signal_number, lambda *_: stop.set())
     if not is_loopback(arguments.host):
@@ -492,8 +522,7 @@ def serve(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
-    if arguments.cdk_out is not None:
-        _check_assembly(arguments.cdk_out, arguments.stack)  # before anything starts
+    _check_apps(arguments)  # before anything starts
     console = None if arguments.no_console else _console(arguments.console_actions, DEFAULT_REGION)
     mocks = _mock_config(arguments.mock_config, stop)
     cloud = LocalCloud(
@@ -514,8 +543,8 @@ def serve(arguments: argparse.Namespace) -> int:
             "environment": shell_environment(endpoint, cloud.region),
             **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
         }
-        if arguments.cdk_out is not None:
-            _announce(ready | _serve_cdk_app(cloud, arguments, stop))
+        if arguments.cdk_out is not None or arguments.template:
+            _announce(ready | _serve_apps(cloud, arguments, stop))
             stop.wait()
         else:
             api, deployed = _serve_example(cloud, settings, arguments.api_port)
@@ -526,6 +555,11 @@ def serve(arguments: argparse.Namespace) -> int:
         cloud.close()
     print("sfn-idempotency: stopped", file=sys.stderr, flush=True)
     return 0
+
+
+def _one_line_warning(message: Warning | str, *_: object, **__: object) -> None:
+    """A warning while serving (a function declared for another Node, say), in one line on stderr."""
+    print(f"sfn-idempotency: warning: {message}", file=sys.stderr, flush=True)
 
 
 def _console(actions: bool, region: str) -> ConsoleSettings | None:
@@ -579,61 +613,95 @@ def _serve_example(
     }
 
 
-def _check_assembly(directory: Path, stacks: Sequence[str]) -> None:
-    from sfn_idempotency.local.cloud_assembly import CloudAssemblyError, read_assembly, select
+def _check_apps(arguments: argparse.Namespace) -> None:
+    """What serve is to deploy can be read, and its options make sense, before anything starts."""
+    from sfn_idempotency.local.apps import sam_templates
+    from sfn_idempotency.local.apps.cloud_assembly import CloudAssemblyError, read_assembly, select
 
     try:
-        select(read_assembly(directory), stacks)
-    except CloudAssemblyError as error:
+        if arguments.cdk_out is not None:
+            select(read_assembly(arguments.cdk_out), arguments.stack)
+        for template in arguments.template:
+            sam_templates.load_template(template)
+        sam_templates.parameter_overrides(arguments.parameter_overrides)
+        sam_templates.parse_names(arguments.state_machine_name)
+    except (CloudAssemblyError, sam_templates.TemplateError) as error:
         raise CliError(str(error)) from None
+    if arguments.stack_name and len(arguments.template) != 1:
+        raise CliError("--stack-name names the stack of one --template")
 
 
-def _serve_cdk_app(cloud: LocalCloud, arguments: argparse.Namespace, stop: threading.Event) -> dict[str, Any]:
-    """The user's cloud assembly deployed, one line per skipped resource; deployed again on SIGHUP
-    and, with --watch, whenever it changes. What the ready line says of it."""
-    from sfn_idempotency.local.cloud_assembly import (
+def _serve_apps(cloud: LocalCloud, arguments: argparse.Namespace, stop: threading.Event) -> dict[str, Any]:
+    """The user's cloud assembly and templates deployed, one line per skipped resource; deployed
+    again on SIGHUP and, with --watch, whenever one changes. What the ready line says of them."""
+    from sfn_idempotency.local.apps import sam_templates
+    from sfn_idempotency.local.apps.cloud_assembly import (
         CloudAssemblyError,
         DeployedAssembly,
+        DeployedStack,
         DeploymentError,
         SkippedResourceWarning,
+        fingerprint,
         keep_deploying,
         redeploy,
     )
 
-    directory: Path = arguments.cdk_out
+    directory: Path | None = arguments.cdk_out
+    templates = [sam_templates.template_file(path) for path in arguments.template]
+    parameters = sam_templates.parameter_overrides(arguments.parameter_overrides)
+    names = sam_templates.parse_names(arguments.state_machine_name)
     lock = threading.Lock()
 
     def report(line: str) -> None:
         print(f"sfn-idempotency: {line}", file=sys.stderr, flush=True)
 
     def deploy() -> DeployedAssembly:
+        stacks: list[DeployedStack] = []
         with lock, warnings.catch_warnings(record=True, category=SkippedResourceWarning) as skipped:
             warnings.simplefilter("always", SkippedResourceWarning)
-            deployed = cloud.deploy_cdk_out(directory, arguments.stack, stand_in=arguments.stand_in)
+            if directory is not None:
+                stacks += cloud.deploy_cdk_out(directory, arguments.stack, stand_in=arguments.stand_in).stacks
+            for template in templates:
+                stacks.append(
+                    cloud.deploy_template(
+                        template,
+                        stack_name=arguments.stack_name,
+                        parameters=parameters,
+                        stand_in=arguments.stand_in,
+                        state_machine_names=names,
+                    )
+                )
         for warning in skipped:
             report(f"warning: {warning.message}")
-        for stack in deployed.stacks:
+        for stack in stacks:
             report(
                 f"{'updated' if stack.updated else 'deployed'} stack {stack.name}: {len(stack.resources)} resources"
             )
-        return deployed
+        return DeployedAssembly(tuple(stacks))
+
+    def changes() -> object:
+        assembly = fingerprint(directory) if directory is not None else ()
+        return assembly, [sam_templates.fingerprint(template) for template in templates]
 
     try:
         deployed = deploy()
-    except (CloudAssemblyError, DeploymentError) as error:
+    except (CloudAssemblyError, DeploymentError, sam_templates.TemplateError) as error:
         raise CliError(str(error)) from None
 
+    what = ", ".join(str(source) for source in [*([directory] if directory else []), *templates])
     signal.signal(
         signal.SIGHUP,
-        lambda *_: threading.Thread(
-            target=redeploy, args=(deploy, directory, report), name="redeploy"
-        ).start(),
+        lambda *_: threading.Thread(target=redeploy, args=(deploy, what, report), name="redeploy").start(),
     )
     if arguments.watch:
         threading.Thread(
-            target=keep_deploying, args=(deploy, directory, stop, report), name="cdk-out", daemon=True
+            target=keep_deploying, args=(deploy, changes, what, stop, report), name="watch", daemon=True
         ).start()
-    return {"cdkOut": str(directory), "stacks": deployed.as_json()}
+    return {
+        **({"cdkOut": str(directory)} if directory is not None else {}),
+        **({"templates": [str(template) for template in templates]} if templates else {}),
+        "stacks": deployed.as_json(),
+    }
 
 
 def start(arguments: argparse.Namespace) -> int:

@@ -9,7 +9,10 @@
 - ``cdk_app``: the project's own CDK app, as ``cdk synth`` left it (ini ``sfn_cdk_out``, default
   ``cdk.out`` under pytest's rootdir; ``sfn_cdk_stacks`` selects stacks), deployed on
   ``local_cloud``; ``@pytest.mark.sfn_cdk_out(path, stacks=[...], stand_in=[...])`` for one test
-  (ini ``sfn_stand_in``: resources to stand in for, sfn_idempotency.local.stand_ins).
+  (ini ``sfn_stand_in``: resources to stand in for, sfn_idempotency.local.apps.stand_ins).
+- ``sam_app``: the project's SAM or CloudFormation template (ini ``sfn_template``, default
+  ``template.yaml`` under the rootdir) deployed on ``local_cloud`` as ``sam deploy`` would;
+  ``@pytest.mark.sfn_template(path, parameters={...}, state_machine_names={...})`` for one test.
 
 The engine is imported when a fixture is used, not when pytest loads the plugin: a project that
 installed only ``[cdk]`` keeps a working pytest.
@@ -24,15 +27,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from sfn_idempotency.local.cloud_assembly import DeployedAssembly
+    from sfn_idempotency.local.apps.cloud_assembly import DeployedAssembly, DeployedStack
     from sfn_idempotency.testing import IdempotentService, LocalCloud
 
 _RETRY_WAIT_SCALE = "sfn_local_retry_wait_scale"
 _CDK_OUT = "sfn_cdk_out"
 _CDK_STACKS = "sfn_cdk_stacks"
 _STAND_IN = "sfn_stand_in"
+_TEMPLATE = "sfn_template"
 MOCK_CONFIG_MARKER = "sfn_mock_config"
 CDK_OUT_MARKER = "sfn_cdk_out"
+TEMPLATE_MARKER = "sfn_template"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -44,6 +49,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         _CDK_STACKS, "the stacks cdk_app deploys, globs allowed (default: every stack)", type="args"
+    )
+    parser.addini(
+        _TEMPLATE,
+        "the SAM or CloudFormation template sam_app deploys (default: template.yaml)",
+        default="template.yaml",
     )
     parser.addini(
         _STAND_IN,
@@ -60,6 +70,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         f"{CDK_OUT_MARKER}(path, stacks=None, stand_in=None): the cloud assembly the cdk_app fixture deploys",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{TEMPLATE_MARKER}(path, parameters=None, state_machine_names=None, stand_in=None): the template "
+        "the sam_app fixture deploys",
     )
 
 
@@ -105,3 +120,20 @@ def cdk_app(local_cloud: LocalCloud, request: pytest.FixtureRequest) -> Deployed
         base = Path(request.config.rootpath)
     path = directory if directory.is_absolute() else base / directory
     return local_cloud.deploy_cdk_out(path, stacks, stand_in=stand_in)
+
+
+@pytest.fixture
+def sam_app(local_cloud: LocalCloud, request: pytest.FixtureRequest) -> DeployedStack:
+    """The project's SAM or CloudFormation template deployed on ``local_cloud``."""
+    marker = request.node.get_closest_marker(TEMPLATE_MARKER)
+    options = dict(marker.kwargs) if marker is not None else {}
+    if marker is not None:
+        template, base = Path(marker.args[0]), Path(request.path).parent
+    else:
+        template, base = Path(str(request.config.getini(_TEMPLATE))), Path(request.config.rootpath)
+    return local_cloud.deploy_template(
+        template if template.is_absolute() else base / template,
+        parameters=options.get("parameters"),
+        state_machine_names=options.get("state_machine_names"),
+        stand_in=list(options.get("stand_in") or request.config.getini(_STAND_IN)),
+    )

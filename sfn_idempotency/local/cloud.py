@@ -24,16 +24,17 @@ from botocore.config import Config
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import activities, compat, mock_files, redrive, state_entry
-from sfn_idempotency.local.backends import Backend, InProcessBackend
-from sfn_idempotency.local.calls import Reply
-from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
-from sfn_idempotency.local.cloud_assembly import (
+from sfn_idempotency.local import activities, compat, mock_files, redrive, runtimes, state_entry
+from sfn_idempotency.local.apps import sam_templates
+from sfn_idempotency.local.apps.cloud_assembly import (
     AssemblyDeployer,
     DeployedAssembly,
     DeployedStack,
     SkippedResourceWarning,
 )
+from sfn_idempotency.local.backends import Backend, InProcessBackend
+from sfn_idempotency.local.calls import Reply
+from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.compat.express import express_execution, is_express_execution
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.http.request_guard import AccessPolicy
@@ -43,6 +44,7 @@ from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction,
 from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
 from sfn_idempotency.local.observability import metric_filters
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
+from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
@@ -226,6 +228,7 @@ class LocalCloud:
         metric_filters.install()
         compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
         self.backend.start()
+        runtimes.endpoint_url = self.endpoint_url
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
         state_entry.hooks.cloud[:] = [self.faults.before_state]
@@ -254,7 +257,8 @@ class LocalCloud:
             compat.interceptor.hooks.clear()
             state_entry.hooks.cloud.clear()
             compat.forget_clients()
-            compat.remove_code_folders()
+            code_folders.remove_all()
+            runtimes.endpoint_url = None
             mock_files.activate(None)
             activities.forget()
             compat.retry_time.scale = 1.0
@@ -417,12 +421,45 @@ class LocalCloud:
         """Deploy the cloud assembly ``cdk synth`` left in ``directory`` (every stack, or those
         ``stacks`` name, globs allowed, with the stacks they depend on) through CloudFormation;
         again, to update the stacks in place. What the engine cannot run is skipped with a
-        SkippedResourceWarning each (see sfn_idempotency.local.cloud_assembly); ``stand_in``
+        SkippedResourceWarning each (see sfn_idempotency.local.apps.cloud_assembly); ``stand_in``
         (logical ids or resource types, globs) are not deployed, and references to them resolve to
-        the name and ARN they would have (sfn_idempotency.local.stand_ins)."""
-        deployer = AssemblyDeployer(self.client, self.account, self.region)
+        the name and ARN they would have (sfn_idempotency.local.apps.stand_ins)."""
+        deployer = AssemblyDeployer(
+            self.client, self.account, self.region, mocked=self.mock_config is not None
+        )
         deployed = deployer.deploy(Path(directory), stacks, stand_in)
         return DeployedAssembly(tuple(self._served_apis(stack) for stack in deployed.stacks))
+
+    def deploy_template(
+        self,
+        path: Path | str,
+        *,
+        stack_name: str | None = None,
+        parameters: Mapping[str, str] | None = None,
+        stand_in: Sequence[str] = (),
+        state_machine_names: Mapping[str, str] | None = None,
+    ) -> DeployedStack:
+        """Deploy an AWS SAM or CloudFormation template (a file, or a folder's ``template.yaml``)
+        as ``sam deploy`` would: local ``CodeUri`` and ``DefinitionUri`` packaged, the SAM
+        transform applied by aws-sam-translator with ``parameters`` (``--parameter-overrides``),
+        then through CloudFormation, again to update the stack in place. The stack is named
+        ``stack_name``, or after the template's folder. ``state_machine_names`` (logical id ->
+        name) names state machines as their ``Name`` property would, for a mock file's test cases.
+        What the engine cannot run is skipped as for a CDK app (see ``deploy_cdk_out``)."""
+        file = sam_templates.template_file(Path(path))
+        name = stack_name or sam_templates.stack_name_for(file)
+        values = dict(parameters or {})
+        bucket = sam_templates.artifacts_bucket(self.account, self.region)
+        document = sam_templates.named(sam_templates.load_template(file), state_machine_names or {})
+        packaged = sam_templates.package(document, file.parent, bucket)
+        sam_templates.undeclared(packaged.template, values)
+        template = sam_templates.translate(packaged.template, values, self.region, self.client("iam"))
+        deployer = AssemblyDeployer(
+            self.client, self.account, self.region, mocked=self.mock_config is not None
+        )
+        stack_plan = deployer.plan(name, template, stand_in)  # every refusal before any change
+        sam_templates.publish(self.client("s3"), bucket, packaged.artifacts)
+        return self._served_apis(deployer.deploy_stack(name, stack_plan, parameters=values))
 
     def _served_apis(self, stack: DeployedStack) -> DeployedStack:
         """The stack with its REST APIs served on loopback (sfn_idempotency.local.http)."""

@@ -10,27 +10,34 @@
 - ``LocalCloud.deploy_cdk_out(dir)``: your CDK app's ``cdk synth`` output, deployed; it answers a
   ``DeployedAssembly`` (``.stack(name)``: ``DeployedStack``, resources by logical id or construct
   path); what the engine cannot run is a ``SkippedResourceWarning``.
+- ``LocalCloud.deploy_template(path)``: your SAM or CloudFormation template, packaged as ``sam
+  deploy`` packages it and translated by aws-sam-translator; it answers a ``DeployedStack``. A bad
+  template or override is a ``TemplateError``; a Node.js function declared for another Node than
+  the engine's is a ``NodeVersionWarning`` at its first call.
 - ``load_settings`` / ``IdempotencySettings``: the key Lambda's configuration (``IDEMPOTENCY_*``
   names), validated as the Lambda validates it at cold start; ``example_settings``: the example's.
 
 The pytest plugin (registered on install) provides the fixtures ``local_cloud``,
-``idempotent_service`` and ``cdk_app`` (the project's cdk.out, deployed on ``local_cloud``).
+``idempotent_service``, ``cdk_app`` (the project's cdk.out, deployed on ``local_cloud``) and
+``sam_app`` (the project's template.yaml, likewise).
 """
 
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 from sfn_idempotency.local.activities import ActivityWorker
-from sfn_idempotency.local.clock import MovableClock
-from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
-from sfn_idempotency.local.cloud_assembly import (
+from sfn_idempotency.local.apps.cloud_assembly import (
     CloudAssemblyError,
     DeployedAssembly,
     DeployedStack,
     DeploymentError,
     SkippedResourceWarning,
 )
+from sfn_idempotency.local.apps.sam_templates import TemplateError
+from sfn_idempotency.local.clock import MovableClock
+from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.compat import IncompatibleMotoError
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import LocalFunction, LocalLambdaContext
+from sfn_idempotency.local.runtimes.node import NodeVersionWarning
 from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 
@@ -50,7 +57,9 @@ __all__ = [
     "LocalFunction",
     "LocalLambdaContext",
     "MovableClock",
+    "NodeVersionWarning",
     "SkippedResourceWarning",
+    "TemplateError",
     "example_settings",
     "load_settings",
 ]

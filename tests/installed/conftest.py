@@ -87,8 +87,6 @@ class UserEnvironment:
         environment.update(
             PATH=f"{self.bin}{os.pathsep}{environment.get('PATH', '')}",
             VIRTUAL_ENV=str(self.root),
-            # jsii warns on every start that Node 20 is past end of life; the CDK still runs on it.
-            JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION="20",
         )
         return environment
 
@@ -96,6 +94,17 @@ class UserEnvironment:
         self, command: list[str], *, check: bool = True, env_extra: dict[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
         return run(command, cwd=self.project, env={**self.env(), **(env_extra or {})}, check=check)
+
+    def serve(self, port: int, *arguments: str) -> subprocess.Popen[str]:
+        """The installed ``sfn-idempotency serve`` on ``port``, run from the user's project."""
+        return subprocess.Popen(
+            [str(self.bin / "sfn-idempotency"), "serve", "--port", str(port), *arguments],
+            cwd=self.project,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def synthesize(self) -> Path:
         """What `cdk synth` does for the user's app: run it, into the project's cdk.out."""

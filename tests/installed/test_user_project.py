@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import urllib.request
 from pathlib import Path
 
@@ -82,14 +81,7 @@ def test_demo_runs_from_the_installed_console_script(user_env: UserEnvironment) 
 def test_serve_answers_a_request_and_stops_on_sigterm(user_env: UserEnvironment) -> None:
     # Given `sfn-idempotency serve` from the installed script
     port = free_port()
-    server = subprocess.Popen(
-        [str(user_env.bin / "sfn-idempotency"), "serve", "--port", str(port)],
-        cwd=user_env.project,
-        env=user_env.env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    server = user_env.serve(port)
     try:
         ready = read_ready_line(server, deadline=COMMAND_DEADLINE_SECONDS)
         assert ready["endpoint"] == f"http://127.0.0.1:{port}"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.cloud_assembly import DeploymentError, SkippedResourceWarning
+from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedResourceWarning
 
 ASSET_HASH = "a1b2c3"
 DEFINITION_HASH = "d4e5f6"
@@ -198,11 +198,11 @@ def test_a_redeploy_updates_in_place_runs_the_new_code_and_keeps_the_items(
 
 
 def test_an_unsupported_resource_warns_once_and_the_rest_deploys(local_cloud: LocalCloud, tmp_path: Path):
-    # Given an app with a custom resource (its provider a Node.js function) and an ECS cluster
+    # Given an app with a custom resource (its provider a Java function) and an ECS cluster
     extra = {
         "Provider": {
             "Type": "AWS::Lambda::Function",
-            "Properties": {"Runtime": "nodejs20.x", "Handler": "index.handler"},
+            "Properties": {"Runtime": "java21", "Handler": "index.handler"},
         },
         "Seed": {
             "Type": "Custom::SeedTable",
@@ -217,7 +217,7 @@ def test_an_unsupported_resource_warns_once_and_the_rest_deploys(local_cloud: Lo
     # Then one line names each skipped resource and its type, and the rest runs
     assert sorted(str(w.message) for w in warned) == [
         "Shop: skipped Cluster (AWS::ECS::Cluster): the engine does not run this resource type",
-        "Shop: skipped Provider (AWS::Lambda::Function): runtime nodejs20.x: only Python functions run in the engine",
+        "Shop: skipped Provider (AWS::Lambda::Function): runtime java21: only Python and Node.js zip functions run in the engine",
         "Shop: skipped Seed (Custom::SeedTable): custom resources' providers are not run by the engine",
     ]
     assert {"Provider", "Seed", "Cluster"}.isdisjoint(shop.resources)
@@ -225,17 +225,17 @@ def test_an_unsupported_resource_warns_once_and_the_rest_deploys(local_cloud: Lo
 
 
 def test_a_needed_unsupported_resource_fails_before_anything_is_made(local_cloud: LocalCloud, tmp_path: Path):
-    # Given a machine that calls a Node.js function
+    # Given a machine that calls a Java function
     extra = {
-        "Node": {
+        "Java": {
             "Type": "AWS::Lambda::Function",
-            "Properties": {"Runtime": "nodejs20.x", "Handler": "index.handler"},
+            "Properties": {"Runtime": "java21", "Handler": "index.handler"},
         },
-        "UsesNode": {
+        "UsesJava": {
             "Type": "AWS::StepFunctions::StateMachine",
             "Properties": {
                 "RoleArn": "arn:aws:iam::123456789012:role/r",
-                "DefinitionString": {"Fn::Sub": '{"Comment":"${Node.Arn}"}'},
+                "DefinitionString": {"Fn::Sub": '{"Comment":"${Java.Arn}"}'},
             },
         },
     }
@@ -243,7 +243,7 @@ def test_a_needed_unsupported_resource_fails_before_anything_is_made(local_cloud
     # When it is deployed, then the error names both, and no stack or resource was made
     with pytest.raises(
         DeploymentError,
-        match=r"^UsesNode \(AWS::StepFunctions::StateMachine\) needs Node \(AWS::Lambda::Function\)",
+        match=r"^UsesJava \(AWS::StepFunctions::StateMachine\) needs Java \(AWS::Lambda::Function\)",
     ):
         local_cloud.deploy_cdk_out(app)
     assert local_cloud.client("cloudformation").list_stacks()["StackSummaries"] == []
@@ -355,7 +355,7 @@ def test_the_cdk_app_fixture_deploys_the_marked_assembly(request: pytest.Fixture
 
 
 def test_every_moto_internal_the_deployment_reads_is_checked():
-    from sfn_idempotency.local import cloud_assembly
+    from sfn_idempotency.local.apps import cloud_assembly
     from sfn_idempotency.local.compat.patching import missing
 
     assert missing(cloud_assembly.PATCHES) == []

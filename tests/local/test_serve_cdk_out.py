@@ -104,17 +104,17 @@ def test_a_failed_redeploy_is_reported_and_the_stack_stays(watched):
     # When the new synth has a resource that needs one the engine cannot run
     mark = len(stderr.lines)
     extra = {
-        "Node": {
+        "Java": {
             "Type": "AWS::Lambda::Function",
-            "Properties": {"Runtime": "nodejs20.x", "Handler": "index.handler"},
+            "Properties": {"Runtime": "java21", "Handler": "index.handler"},
         },
-        "UsesNode": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::GetAtt": ["Node", "Arn"]}}},
+        "UsesJava": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::GetAtt": ["Java", "Arn"]}}},
     }
     write_app(app, version=version + 1, extra_resources=extra)
     # Then the failure is one line, and the deployed stack still answers with the old code
     stderr.wait_for("re-deploy of", after=mark)
     assert any(
-        "UsesNode (AWS::SNS::Topic) needs Node (AWS::Lambda::Function)" in line
+        "UsesJava (AWS::SNS::Topic) needs Java (AWS::Lambda::Function)" in line
         for line in stderr.lines[mark:]
     )
     assert json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"] == version

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local.cloud_assembly import (
+from sfn_idempotency.local.apps.cloud_assembly import (
     CloudAssemblyError,
     DeploymentError,
     FileAsset,
@@ -66,7 +66,7 @@ def test_what_the_engine_cannot_run_is_skipped_with_its_reason():
                 "Type": "Custom::LogRetention",
                 "Properties": {"ServiceToken": {"Fn::GetAtt": ["Provider", "Arn"]}},
             },
-            "Provider": function("nodejs20.x"),
+            "Provider": function("java21"),
             "Cluster": {"Type": "AWS::ECS::Cluster"},
             "CDKMetadata": {"Type": "AWS::CDK::Metadata"},
         }
@@ -77,19 +77,22 @@ def test_what_the_engine_cannot_run_is_skipped_with_its_reason():
     reasons = {skipped.logical_id: (skipped.resource_type, skipped.reason) for skipped in planned.skipped}
     assert reasons == {
         "Retention": ("Custom::LogRetention", "custom resources' providers are not run by the engine"),
-        "Provider": ("AWS::Lambda::Function", "runtime nodejs20.x: only Python functions run in the engine"),
+        "Provider": (
+            "AWS::Lambda::Function",
+            "runtime java21: only Python and Node.js zip functions run in the engine",
+        ),
         "Cluster": ("AWS::ECS::Cluster", "the engine does not run this resource type"),
     }
     assert list(planned.template["Resources"]) == ["Charge"]
 
 
 def test_a_resource_that_needs_a_skipped_one_fails_naming_both():
-    template = {"Resources": {"Node": function("nodejs20.x"), "Flow": machine_using("Node")}}
+    template = {"Resources": {"Java": function("java21"), "Flow": machine_using("Java")}}
     with pytest.raises(DeploymentError) as refused:
         plan(template)
     assert str(refused.value) == (
-        "Flow (AWS::StepFunctions::StateMachine) needs Node (AWS::Lambda::Function), which the engine "
-        "cannot deploy: runtime nodejs20.x: only Python functions run in the engine"
+        "Flow (AWS::StepFunctions::StateMachine) needs Java (AWS::Lambda::Function), which the engine "
+        "cannot deploy: runtime java21: only Python and Node.js zip functions run in the engine"
     )
 
 
@@ -124,10 +127,12 @@ def test_permissions_about_a_skipped_resource_go_with_it_and_so_does_the_order()
     }
     planned = plan(template)
     # Then the policy and the permission on it are skipped, and the function no longer waits for them
-    assert [s.logical_id for s in planned.skipped] == ["Service", "Grant", "Permission"]
+    assert [s.logical_id for s in planned.skipped][:3] == ["Service", "Grant", "Permission"]
     assert planned.template["Resources"]["Charge"]["DependsOn"] == ["Role"]
-    # And an output about the skipped service goes too
+    # And an output about the skipped service goes too, with a line of its own
     assert list(planned.template["Outputs"]) == ["RoleName"]
+    (output,) = planned.skipped[3:]
+    assert output.line("Shop") == "Shop: skipped ServiceName (Output): it refers to Service, which is skipped"
 
 
 def test_ordered_after_a_skipped_resource_that_is_not_a_permission_fails():

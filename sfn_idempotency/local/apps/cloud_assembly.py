@@ -10,6 +10,8 @@ What a deployment does, in CDK's own order:
 
 Only the CloudFormation, S3 and SSM APIs are called, so it works in process and against ``serve``
 alike; moto's own stack records are read only to name each resource's ARN. aws-cdk-lib is not needed.
+``AssemblyDeployer.plan`` and ``deploy_stack`` deploy one template's stack alike: a SAM template's
+(sfn_idempotency.local.apps.sam_templates) goes through them too.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sfn_idempotency.local import runtimes
+from sfn_idempotency.local.apps import sam_templates
+from sfn_idempotency.local.apps.stand_ins import StoodIn, resolved, stood_in, wanted
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, keep, missing
-from sfn_idempotency.local.stand_ins import StoodIn, resolved, stood_in, wanted
 
 MANIFEST = "manifest.json"
 STACK_ARTIFACT = "aws:cloudformation:stack"
@@ -39,9 +43,9 @@ CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAN
 NO_UPDATES = "No updates are to be performed"
 ROLLED_BACK = "ROLLBACK_COMPLETE"
 
-# The resource types the engine deploys and runs. Python Lambda functions run in process (compat
-# fix 22); a function of another runtime, or an image, cannot run here. REST APIs are served on
-# loopback (sfn_idempotency.local.http).
+# The resource types the engine deploys and runs. Python and Node.js Lambda functions run in the
+# engine's runtimes (sfn_idempotency.local.runtimes); a function of another runtime, or an image,
+# cannot run here. REST APIs are served on loopback (sfn_idempotency.local.http).
 DEPLOYED_TYPES = frozenset(
     {
         "AWS::ApiGateway::Account",
@@ -64,6 +68,7 @@ DEPLOYED_TYPES = frozenset(
         "AWS::KMS::Key",
         "AWS::Lambda::EventSourceMapping",
         "AWS::Lambda::Function",
+        "AWS::Lambda::LayerVersion",
         "AWS::Lambda::Permission",
         "AWS::Lambda::Version",
         "AWS::Logs::LogGroup",
@@ -81,6 +86,9 @@ DEPLOYED_TYPES = frozenset(
 PERMISSION_TYPES = frozenset(
     {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::Lambda::Permission", "AWS::SQS::QueuePolicy"}
 )
+SAM_TYPE_PREFIX = "AWS::Serverless::"
+LAMBDA_FUNCTION = "AWS::Lambda::Function"
+OUTPUT = "Output"  # how a skipped output is named beside skipped resources
 # CDK's version reporting: nothing to create or run.
 METADATA_TYPES = frozenset({"AWS::CDK::Metadata"})
 
@@ -224,13 +232,29 @@ class SkippedResource:
 
 
 @dataclass(frozen=True)
+class MockedOnly:
+    """A function the engine cannot run, deployed all the same because a mock file answers for it."""
+
+    logical_id: str
+    reason: str
+
+    def line(self, stack_name: str) -> str:
+        return (
+            f"{stack_name}: {self.logical_id} ({LAMBDA_FUNCTION}) deployed for the mock file ({self.reason}): "
+            f"a call the mock file does not answer fails with {runtimes.UNAVAILABLE}"
+        )
+
+
+@dataclass(frozen=True)
 class Plan:
-    """A template as the engine deploys it (``template``), what it leaves out (``skipped``), and
-    what it stands in for on request (``stood_in``, sfn_idempotency.local.stand_ins)."""
+    """A template as the engine deploys it (``template``), what it leaves out (``skipped``), what
+    it stands in for on request (``stood_in``, sfn_idempotency.local.apps.stand_ins), and the
+    functions only a mock file answers for (``mocked_only``)."""
 
     template: dict[str, Any]
     skipped: tuple[SkippedResource, ...]
     stood_in: tuple[StoodIn, ...] = ()
+    mocked_only: tuple[MockedOnly, ...] = ()
 
 
 def needs(resource: Mapping[str, Any]) -> set[str]:
@@ -267,35 +291,39 @@ def _cannot_run(resource: Mapping[str, Any]) -> str | None:
     """Why the engine cannot run a resource, or None when it can."""
     resource_type = str(resource.get("Type", ""))
     properties = resource.get("Properties", {})
+    if resource_type.startswith(SAM_TYPE_PREFIX):
+        return f"an AWS SAM resource, which only the transform {sam_templates.SAM_TRANSFORM} turns into resources (give the template to serve --template)"
     if resource_type.startswith("Custom::") or resource_type == "AWS::CloudFormation::CustomResource":
         return "custom resources' providers are not run by the engine"
-    if resource_type == "AWS::Lambda::Function":
-        if properties.get("PackageType") == "Image":
-            return "a container image function: only Python zip functions run in the engine"
-        runtime = str(properties.get("Runtime", ""))
-        if not runtime.startswith("python"):
-            return f"runtime {runtime or 'none'}: only Python functions run in the engine"
-        return None
+    if resource_type == LAMBDA_FUNCTION:
+        return runtimes.refusal(properties.get("Runtime"), properties.get("PackageType"))
     if resource_type not in DEPLOYED_TYPES:
         return "the engine does not run this resource type"
     return None
 
 
-def plan(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn] | None = None) -> Plan:
+def plan(
+    template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn] | None = None, *, mocked: bool = False
+) -> Plan:
     """What the engine deploys of ``template``. A resource it cannot run is skipped; so is a
     policy or permission about a skipped resource. A resource that needs a skipped one fails the
     deployment (DeploymentError, naming both), before anything is created, unless the one it needs
-    is stood in for (``stand_ins``): then it is not deployed and references to it resolve."""
+    is stood in for (``stand_ins``): then it is not deployed and references to it resolve. With a
+    mock file (``mocked``), a function of a runtime the engine lacks is deployed: the file's test
+    cases answer its calls."""
     stand_ins = dict(stand_ins or {})
     if stand_ins:
         template = resolved({**template, "Resources": _without(template, stand_ins)}, stand_ins)
     resources: dict[str, Any] = dict(template.get("Resources", {}))
     skipped: dict[str, SkippedResource] = {}
+    mocked_only: list[MockedOnly] = []
     for logical_id, resource in resources.items():
         if resource.get("Type") in METADATA_TYPES:
             continue
         reason = _cannot_run(resource)
-        if reason is not None:
+        if reason is not None and mocked and resource.get("Type") == LAMBDA_FUNCTION:
+            mocked_only.append(MockedOnly(logical_id, reason))
+        elif reason is not None:
             skipped[logical_id] = SkippedResource(logical_id, resource["Type"], reason)
     changed = True
     while changed:  # permissions about skipped resources go with them (each pass skips at least one)
@@ -327,13 +355,20 @@ def plan(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn] | None = 
             )
         if ordered_after:  # only ordered after a skipped permission: the order goes with it
             kept[logical_id] = {**resource, "DependsOn": sorted(_depends_on(resource) - ordered_after)}
-    outputs = {
-        name: output
-        for name, output in template.get("Outputs", {}).items()
-        if not set(_references(output)) & skipped.keys()
-    }
+    outputs = {}
+    for name, output in template.get("Outputs", {}).items():
+        about = sorted(set(_references(output)) & skipped.keys())
+        if about:
+            skipped[name] = SkippedResource(name, OUTPUT, f"it refers to {about[0]}, which is skipped")
+        else:
+            outputs[name] = output
     deployed = {**template, "Resources": kept, **({"Outputs": outputs} if "Outputs" in template else {})}
-    return Plan(template=deployed, skipped=tuple(skipped.values()), stood_in=tuple(stand_ins.values()))
+    return Plan(
+        template=deployed,
+        skipped=tuple(skipped.values()),
+        stood_in=tuple(stand_ins.values()),
+        mocked_only=tuple(mocked_only),
+    )
 
 
 def _without(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn]) -> dict[str, Any]:
@@ -510,10 +545,12 @@ class DeployedAssembly:
 class AssemblyDeployer:
     """Deploys a cloud assembly into a cloud's CloudFormation (``client`` makes boto3 clients)."""
 
-    def __init__(self, client: Any, account: str, region: str) -> None:
+    def __init__(self, client: Any, account: str, region: str, *, mocked: bool = False) -> None:
+        """``mocked``: a mock file answers Task calls (see ``plan``)."""
         self._client = client
         self._account = account
         self._region = region
+        self._mocked = mocked
 
     def deploy(
         self, directory: Path, stacks: Sequence[str] = (), stand_in: Sequence[str] = ()
@@ -521,22 +558,38 @@ class AssemblyDeployer:
         """``stand_in``: logical ids or resource types (globs) to stand in for (local.stand_ins)."""
         selected = select(read_assembly(Path(directory)), stacks)
         plans = [  # every refusal before any change
-            (stack, plan(stack.template(), self._stand_ins(stack, stand_in))) for stack in selected
+            (stack, self.plan(stack.stack_name, stack.template(), stand_in)) for stack in selected
         ]
         self._bootstrap(selected)
         deployed = []
         for stack, stack_plan in plans:
             self._publish(stack)
-            for line in [
-                *(s.line(stack.stack_name) for s in stack_plan.skipped),
-                *(s.line(stack.stack_name) for s in stack_plan.stood_in),
-            ]:
-                warnings.warn(line, SkippedResourceWarning, stacklevel=2)
-            deployed.append(self._deploy_stack(stack, stack_plan))
+            deployed.append(self.deploy_stack(stack.stack_name, stack_plan, stack.paths))
         return DeployedAssembly(tuple(deployed))
 
-    def _stand_ins(self, stack: StackArtifact, patterns: Sequence[str]) -> dict[str, StoodIn]:
-        return stand_ins_of(stack.template(), patterns, stack.stack_name, self._account, self._region)
+    def plan(self, stack_name: str, template: dict[str, Any], stand_in: Sequence[str] = ()) -> Plan:
+        """What the engine deploys of a stack's template: the SAM transform applied when the
+        template asks for it (sfn_idempotency.local.apps.sam_templates), what it cannot run left out."""
+        if sam_templates.is_sam(template):
+            template = sam_templates.translate(template, {}, self._region, self._client("iam"))
+        stand_ins = stand_ins_of(template, stand_in, stack_name, self._account, self._region)
+        return plan(template, stand_ins, mocked=self._mocked)
+
+    def deploy_stack(
+        self,
+        stack_name: str,
+        stack_plan: Plan,
+        paths: Mapping[str, str] | None = None,
+        parameters: Mapping[str, str] | None = None,
+    ) -> DeployedStack:
+        """One stack, after one warning line for each resource skipped or stood in for."""
+        for line in [
+            *(s.line(stack_name) for s in stack_plan.skipped),
+            *(s.line(stack_name) for s in stack_plan.stood_in),
+            *(s.line(stack_name) for s in stack_plan.mocked_only),
+        ]:
+            warnings.warn(line, SkippedResourceWarning, stacklevel=3)
+        return self._deploy_stack(stack_name, stack_plan, dict(paths or {}), dict(parameters or {}))
 
     def _bootstrap(self, stacks: Iterable[StackArtifact]) -> None:
         """The bootstrap version parameter at the version the assembly asks for."""
@@ -558,32 +611,37 @@ class AssemblyDeployer:
                     buckets.add(asset.bucket)
                 s3.put_object(Bucket=asset.bucket, Key=asset.key, Body=asset.body())
 
-    def _deploy_stack(self, stack: StackArtifact, stack_plan: Plan) -> DeployedStack:
+    def _deploy_stack(
+        self, name: str, stack_plan: Plan, paths: Mapping[str, str], parameters: Mapping[str, str]
+    ) -> DeployedStack:
         """Create the stack, or update it in place; a failed creation is rolled back and deleted
         (as the CDK CLI deletes a ROLLBACK_COMPLETE stack before it tries again)."""
         cloudformation = self._client("cloudformation")
-        body = json.dumps(stack_plan.template)
-        status = self._status(cloudformation, stack.stack_name)
+        request = {
+            "StackName": name,
+            "TemplateBody": json.dumps(stack_plan.template),
+            "Capabilities": CAPABILITIES,
+            "Parameters": [
+                {"ParameterKey": key, "ParameterValue": value} for key, value in parameters.items()
+            ],
+        }
+        status = self._status(cloudformation, name)
         if status == ROLLED_BACK:
-            cloudformation.delete_stack(StackName=stack.stack_name)
+            cloudformation.delete_stack(StackName=name)
         exists = status not in (None, ROLLED_BACK)
         try:
             if exists:
-                cloudformation.update_stack(
-                    StackName=stack.stack_name, TemplateBody=body, Capabilities=CAPABILITIES
-                )
+                cloudformation.update_stack(**request)
             else:
-                cloudformation.create_stack(
-                    StackName=stack.stack_name, TemplateBody=body, Capabilities=CAPABILITIES
-                )
+                cloudformation.create_stack(**request)
         except cloudformation.exceptions.ClientError as error:
             if NO_UPDATES not in str(error):
-                raise DeploymentError(f"{stack.stack_name}: {error}") from error
-        if self._status(cloudformation, stack.stack_name) == ROLLED_BACK:
-            reason = self._failure(cloudformation, stack.stack_name)
-            cloudformation.delete_stack(StackName=stack.stack_name)
-            raise DeploymentError(f"{stack.stack_name}: {reason}")
-        return self._describe(cloudformation, stack, stack_plan, updated=exists)
+                raise DeploymentError(f"{name}: {error}") from error
+        if self._status(cloudformation, name) == ROLLED_BACK:
+            reason = self._failure(cloudformation, name)
+            cloudformation.delete_stack(StackName=name)
+            raise DeploymentError(f"{name}: {reason}")
+        return self._describe(cloudformation, name, paths, stack_plan, updated=exists)
 
     @staticmethod
     def _status(cloudformation: Any, name: str) -> str | None:
@@ -608,32 +666,27 @@ class AssemblyDeployer:
         return "; ".join(failed) or "its creation was rolled back"
 
     def _describe(
-        self, cloudformation: Any, stack: StackArtifact, stack_plan: Plan, *, updated: bool
+        self, cloudformation: Any, name: str, paths: Mapping[str, str], stack_plan: Plan, *, updated: bool
     ) -> DeployedStack:
-        (description,) = cloudformation.describe_stacks(StackName=stack.stack_name)["Stacks"]
+        (description,) = cloudformation.describe_stacks(StackName=name)["Stacks"]
         status = str(description["StackStatus"])
         if not status.endswith("_COMPLETE") or status.startswith(("ROLLBACK", "DELETE")):
-            raise DeploymentError(f"{stack.stack_name}: {status} {description.get('StackStatusReason', '')}")
+            raise DeploymentError(f"{name}: {status} {description.get('StackStatusReason', '')}")
         paginator = cloudformation.get_paginator("list_stack_resources")
-        summaries = [
-            s
-            for page in paginator.paginate(StackName=stack.stack_name)
-            for s in page["StackResourceSummaries"]
-        ]
+        summaries = [s for page in paginator.paginate(StackName=name) for s in page["StackResourceSummaries"]]
         resources = {}
         for summary in summaries:
             logical_id = summary["LogicalResourceId"]
-            path = stack.paths.get(logical_id)
             resources[logical_id] = DeployedResource(
                 logical_id=logical_id,
                 resource_type=summary["ResourceType"],
                 physical_id=summary.get("PhysicalResourceId", ""),
-                arn=self._arn_of(stack.stack_name, logical_id, summary.get("PhysicalResourceId", "")),
-                path=path,
+                arn=self._arn_of(name, logical_id, summary.get("PhysicalResourceId", "")),
+                path=paths.get(logical_id),
             )
         outputs = {output["OutputKey"]: output["OutputValue"] for output in description.get("Outputs", [])}
         return DeployedStack(
-            stack.stack_name, resources, outputs, stack_plan.skipped, updated, stood_in=stack_plan.stood_in
+            name, resources, outputs, stack_plan.skipped, updated, stood_in=stack_plan.stood_in
         )
 
     def _arn_of(self, stack_name: str, logical_id: str, physical_id: str) -> str | None:
@@ -677,25 +730,29 @@ def fingerprint(directory: Path) -> tuple[tuple[str, int, int], ...]:
 
 
 def keep_deploying(
-    deploy: Callable[[], object], directory: Path, stop: threading.Event, report: Callable[[str], None]
+    deploy: Callable[[], object],
+    changes: Callable[[], object],
+    what: str,
+    stop: threading.Event,
+    report: Callable[[str], None],
 ) -> None:
-    """Deploy again each time the assembly changes, once it has stopped changing (``cdk synth``
-    writes several files); until ``stop`` is set. A failed deployment is reported, and the stacks
-    stay as they were."""
-    seen = fingerprint(directory)
+    """Deploy again each time ``changes()`` answers something new (an assembly's ``fingerprint``,
+    a template's), once it has stopped changing (``cdk synth`` writes several files); until
+    ``stop`` is set. A failed deployment is reported, and the stacks stay as they were."""
+    seen = changes()
     while not stop.wait(WATCH_INTERVAL_SECONDS):
-        current = fingerprint(directory)
+        current = changes()
         if current == seen:
             continue
-        if stop.wait(WATCH_INTERVAL_SECONDS / 2) or fingerprint(directory) != current:
+        if stop.wait(WATCH_INTERVAL_SECONDS / 2) or changes() != current:
             continue  # still being written: look again at the next tick
         seen = current
-        redeploy(deploy, directory, report)
+        redeploy(deploy, what, report)
 
 
-def redeploy(deploy: Callable[[], object], directory: Path, report: Callable[[str], None]) -> None:
+def redeploy(deploy: Callable[[], object], what: str, report: Callable[[str], None]) -> None:
     """Deploy again; a failure is reported in one line, and the stacks stay as they were."""
     try:
         deploy()
-    except (CloudAssemblyError, DeploymentError, OSError) as error:
-        report(f"re-deploy of {directory} failed: {error}")
+    except (CloudAssemblyError, DeploymentError, sam_templates.TemplateError, OSError) as error:
+        report(f"re-deploy of {what} failed: {error}")

@@ -116,14 +116,16 @@ http_task (HTTP Tasks)
 
 events (EventBridge)
   7. [L7] A rule whose target is a state machine starts it (moto delivered to SQS and Logs only,
-     and through DISABLED rules too); one that cannot be started drops the event, PutEvents
-     succeeds.
+     and through DISABLED rules too), with its Input, InputPath or InputTransformer; one that
+     cannot be started drops the event, PutEvents succeeds. A rule without a pattern (a schedule)
+     matches no event (moto matched every one).
   13. [L6] Standard executions send "Step Functions Execution Status Change" events.
   53. [L7] An event delivered without an input transformer carries its ``account``.
   54. [L7] PutEvents answers ``MalformedDetail`` for a Detail that is JSON but not an object.
 
 lambda_runtime (functions created through the Lambda API)
-  22. [L20] Python zips run in process as AWS's Python runtime runs them (moto needs Docker): the
+  22. [L20] Python zips run in process, Node.js zips in a warm local Node process
+      (sfn_idempotency.local.runtimes), as AWS's runtimes run them (moto needs Docker): the
       result, or errorMessage/errorType/requestId/stackTrace; bytes as they are; the function's
       environment; ``Sandbox.Timedout`` past its timeout. The answer names ``ExecutedVersion``, and
       an unknown function's Cause its ``$LATEST`` qualifier; the context's ``invoked_function_arn``
@@ -182,6 +184,8 @@ cloudformation (stacks)
       CREATE_FAILED with the error, and the stack is rolled back (moto answered CreateStack with
       the failing service's error body, which no SDK could read); a rolled-back stack has no
       outputs (moto evaluated them, making what they named, and leaked that service's error).
+  80. [L45] A function keeps its ``Layers``, and a layer version's Ref is its ARN (moto dropped
+      the one and left the other empty).
 
 apigateway (REST APIs from a stack)
   41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,
@@ -190,6 +194,9 @@ apigateway (REST APIs from a stack)
   42. [L32] ``AWS::ApiGateway::Stage`` creates the stage with its variables, and its Ref is its
       name; ``AWS::ApiGateway::Account`` sets the account's CloudWatch role (moto's CloudFormation
       had neither).
+  79. [L32] An API defined by its OpenAPI ``Body`` (the SAM transform's ``ServerlessRestApi``) is
+      named by the body's title and gets its paths, methods and integrations (moto read ``Name``
+      alone and failed the stack).
 
 dynamodb
   8. [L8] Conditional writes are atomic (moto checked, then wrote, without a lock).
@@ -240,7 +247,6 @@ from sfn_idempotency.local.compat import (
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
 from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
-from sfn_idempotency.local.compat.lambda_runtime import remove_code_folders
 from sfn_idempotency.local.compat.patching import Patch, apply, missing
 from sfn_idempotency.local.compat.redrive_fields import redrive_clock
 
@@ -256,7 +262,6 @@ __all__ = [
     "install",
     "interceptor",
     "redrive_clock",
-    "remove_code_folders",
     "retry_time",
     "sync_executions",
     "sync_executions_lock",

@@ -1,5 +1,6 @@
 """API Gateway from a stack: a REST API's methods, stages and account as CloudFormation creates
-them on AWS (fixes 41 and 42), so that the engine can serve what a template declares.
+them on AWS (fixes 41 and 42), and an API from its OpenAPI ``Body`` (fix 79), so that the engine
+can serve what a template declares.
 
 moto's ``AWS::ApiGateway::Method`` kept an integration's type, URI and HTTP method, and dropped the
 rest (credentials, mapping templates, passthrough behaviour, integration and method responses);
@@ -97,6 +98,63 @@ def _method_with_integration(_original: Callable[..., Any]) -> Any:
     return classmethod(create)
 
 
+# -- fix 79: an API from its OpenAPI body -------------------------------------------------------------
+def _rest_api_with_body(_original: Callable[..., Any]) -> Any:
+    """moto's creation read ``Name`` alone: an API defined by ``Body`` (what the SAM transform
+    writes for a function's or state machine's ``Api`` event, as Swagger 2.0) failed its stack.
+    On AWS the name is then the definition's title, and the definition's paths, methods and
+    ``x-amazon-apigateway-integration`` become the API's resources, as ImportRestApi makes them."""
+
+    def create(
+        cls: Any,
+        /,
+        resource_name: str,
+        cloudformation_json: Any,
+        account_id: str,
+        region_name: str,
+        **kwargs: Any,
+    ) -> Any:
+        properties = cloudformation_json["Properties"]
+        body = properties.get("Body") or {}
+        info = body.get("info", {})
+        backend = _backend(account_id, region_name)
+        api = backend.create_rest_api(
+            name=properties.get("Name") or info.get("title", resource_name),
+            description=properties.get("Description") or info.get("description", ""),
+            endpoint_configuration=properties.get("EndpointConfiguration"),
+        )
+        if body.get("paths"):
+            backend.put_rest_api(api.id, _importable(body), fail_on_warnings=False, mode="merge")
+        return api
+
+    return classmethod(create)
+
+
+def _importable(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The definition as moto's import reads it: its version marker aside (the import takes
+    Swagger 2.0's paths alike), integration types in the API's spelling (``aws_proxy`` is
+    ``AWS_PROXY``)."""
+    paths = {
+        path: {
+            verb: (
+                {
+                    **operation,
+                    "x-amazon-apigateway-integration": {
+                        **operation["x-amazon-apigateway-integration"],
+                        "type": str(operation["x-amazon-apigateway-integration"].get("type", "")).upper(),
+                    },
+                }
+                if isinstance(operation, dict) and "x-amazon-apigateway-integration" in operation
+                else operation
+            )
+            for verb, operation in methods.items()
+            if verb.lower() != "parameters"
+        }
+        for path, methods in body["paths"].items()
+    }
+    return {"paths": paths}
+
+
 # -- fix 42: stages and the account ---------------------------------------------------------------
 def _create_stage(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     _backend(account_id, region_name).create_stage(
@@ -158,6 +216,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(41, "moto.apigateway.models:APIGatewayBackend", "put_method", keep),
     Patch(41, "moto.apigateway.models:APIGatewayBackend", "put_integration_response", keep),
     Patch(41, "moto.apigateway.models:APIGatewayBackend", "put_method_response", keep),
+    Patch(79, "moto.apigateway.models:RestAPI", "create_from_cloudformation_json", _rest_api_with_body),
+    Patch(79, "moto.apigateway.models:APIGatewayBackend", "put_rest_api", keep),
     Patch(42, "moto.apigateway.models:APIGatewayBackend", "create_stage", keep),
     Patch(42, _DEPLOYMENT, "to_json", keep),
     Patch(42, "moto.apigateway.models:APIGatewayBackend", "update_account", keep),

@@ -15,10 +15,12 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import Patch, keep
+from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _SFN_MODELS = "moto.stepfunctions.models:StateMachine"
 _TABLE = "moto.dynamodb.models.table:Table"
+_FUNCTION = "moto.awslambda.models:LambdaFunction"
+_LAYER = "moto.awslambda.models:LayerVersion"
 _PARSING = "moto.cloudformation.parsing"
 _model_lock = threading.Lock()
 _MAX_NAME_LENGTH = 80
@@ -386,9 +388,36 @@ def install_models() -> None:
         _queue_policy_model()
         _metric_filter_model()
         _alarm_model()
+        # fix 80: a layer version's Ref is its ARN (moto's was empty)
+        add(_LAYER, "physical_resource_id", property(lambda layer: layer.arn))
         parsing.get_model_list.cache_clear()
         parsing.get_model_map.cache_clear()
         parsing.get_name_type_map.cache_clear()
+
+
+# -- fix 80: Lambda layers ----------------------------------------------------------------------
+def _function_with_layers(original: Callable[..., Any]) -> Any:
+    """moto's creation left out a function's ``Layers``, so its code ran without them. A layer
+    of another account that is not here (AWS's public Powertools layer, say) is still left out:
+    the function runs on the packages of the engine's environment instead."""
+
+    def create(
+        resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> Any:
+        from moto.awslambda.models import lambda_backends
+
+        function = original(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+        backend = lambda_backends[account_id][region_name]
+        here = [
+            arn
+            for arn in cloudformation_json["Properties"].get("Layers") or []
+            if backend.layers_versions_by_arn(arn)
+        ]
+        if here:
+            function.layers = function._get_layers_data(here)
+        return function
+
+    return _as_classmethod(create)(original)
 
 
 # -- fix 40: tables ---------------------------------------------------------------------------
@@ -541,6 +570,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(69, "moto.cloudwatch.models:CloudWatchBackend", "put_metric_alarm", keep),
     Patch(40, _TABLE, "create_from_cloudformation_json", _table_with_settings),
     Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
+    Patch(80, _FUNCTION, "create_from_cloudformation_json", _function_with_layers),
+    Patch(80, _FUNCTION, "_get_layers_data", keep),
+    Patch(80, _LAYER, "arn", keep),
     Patch(43, _PARSING, "parse_and_create_resource", _named_failure),
     Patch(43, "moto.cloudformation.models:Stack", "create_resources", _rolled_back),
     Patch(43, "moto.cloudformation.models:Stack", "_add_stack_event", keep),

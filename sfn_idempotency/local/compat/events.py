@@ -94,6 +94,8 @@ def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., N
     def send_to_targets(self: Any, event: dict[str, Any], transform_input: bool = True) -> None:
         if self.state != "ENABLED":
             return  # a DISABLED rule delivers nothing, to any target (moto delivered anyway)
+        if not self.event_pattern.dump():
+            return  # a rule with no pattern runs on its schedule only; moto matched every event to it
         others = [target for target in self.targets if not is_state_machine(target)]
         if others:
             # moto raises NotImplementedError on a target kind it does not know: hand it only its own.
@@ -115,7 +117,8 @@ def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., N
 
 
 def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
-    """What EventBridge sends the target: its constant Input, its InputTransformer's output, or the event."""
+    """What EventBridge sends the target: its constant Input, the part of the event its InputPath
+    selects, its InputTransformer's output, or the event."""
     from moto.events.utils import EventTemplateParser
     from moto.utilities.arns import parse_arn
 
@@ -123,7 +126,13 @@ def _target_input(target: dict[str, Any], event: dict[str, Any]) -> str:
         return str(target["Input"])
     transformer = target.get("InputTransformer")
     if transformer is None:
-        return json.dumps(_as_delivered(event, parse_arn(target["Arn"]).account))
+        delivered = _as_delivered(event, parse_arn(target["Arn"]).account)
+        if "InputPath" in target:
+            from jsonpath_ng.parser import parse
+
+            found = [match.value for match in parse(target["InputPath"]).find(delivered)]
+            return json.dumps(found[0] if found else None)
+        return json.dumps(delivered)
     delivered = EventTemplateParser.parse(
         input_template=transformer.get("InputTemplate"),
         input_paths_map=transformer.get("InputPathsMap", {}),

@@ -203,7 +203,8 @@ def _proxy_answer(result: Any) -> HttpAnswer:
     data = (body or "").encode()
     if result.get("isBase64Encoded"):
         data = base64.b64decode(data)
-    headers.setdefault("Content-Type", JSON)
+    if not any(name.lower() == "content-type" for name in headers):  # header names have no case
+        headers["Content-Type"] = JSON
     return HttpAnswer(status, headers, data)
 
 

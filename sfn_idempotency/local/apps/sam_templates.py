@@ -1,0 +1,310 @@
+"""An AWS SAM (or plain CloudFormation) template, locally: packaged as ``sam deploy`` packages it,
+translated by AWS's own transform (aws-sam-translator, offline), then deployed through moto's
+CloudFormation like a CDK stack (sfn_idempotency.local.apps.cloud_assembly).
+
+What a deployment does, in the SAM CLI's order:
+1. read the template (YAML with CloudFormation's short forms, or JSON); a folder means its
+   ``template.yaml``, ``template.yml`` or ``template.json``;
+2. package what names local paths, as ``sam package`` does: a function's ``CodeUri`` and a
+   layer's ``ContentUri`` (folders zipped, a ``.zip`` as it is) go to an artifacts bucket; a state
+   machine's ``DefinitionUri`` and an API's ``DefinitionUri`` are read into the template;
+3. translate ``AWS::Serverless::*`` with the parameters (``--parameter-overrides``): ``Globals``,
+   ``Events``, ``Policies`` and implicit APIs are the transform's own work;
+4. deploy the result: what the engine cannot run is skipped or refused, as for a CDK app.
+
+Run ``sam build`` first when a function needs its dependencies installed, and give the template it
+writes (``.aws-sam/build/template.yaml``): its ``CodeUri`` folders are the built ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
+TEMPLATE_NAMES = ("template.yaml", "template.yml", "template.json")
+ARTIFACTS_BUCKET = "sfn-local-sam-artifacts-{account}-{region}"
+STACK_NAME_PATTERN = re.compile(r"[^A-Za-z0-9-]+")
+DEFAULT_STACK_NAME = "sam-app"  # the SAM CLI's own default in `sam init`
+# A parameter override as the SAM CLI spells it: `Key=Value` or `ParameterKey=Key,ParameterValue=Value`.
+_LONG_FORM = re.compile(r"ParameterKey=([^,]+),ParameterValue=(.*)")
+_SHORT_FORMS = re.compile(r"""([A-Za-z0-9]+)=("[^"]*"|'[^']*'|\S*)""")
+
+
+class TemplateError(ValueError):
+    """The template cannot be read, packaged or translated; the message says where."""
+
+
+# -- reading ----------------------------------------------------------------------------------
+def template_file(path: Path) -> Path:
+    """The template a path names: the file, or a folder's ``template.yaml`` (or .yml, .json)."""
+    path = Path(path)
+    if path.is_dir():
+        for name in TEMPLATE_NAMES:
+            if (path / name).is_file():
+                return path / name
+        raise TemplateError(f"{path} has no template ({', '.join(TEMPLATE_NAMES)})")
+    if not path.is_file():
+        raise TemplateError(f"{path}: no such template")
+    return path
+
+
+class _TemplateLoader(yaml.SafeLoader):  # type: ignore[misc]
+    """YAML with CloudFormation's short forms (``!Ref X`` is ``{"Ref": "X"}``)."""
+
+
+def _short_form(loader: yaml.SafeLoader, name: str, node: yaml.Node) -> dict[str, Any]:
+    """``name``: the tag after its ``!``."""
+    key = "Ref" if name == "Ref" else "Condition" if name == "Condition" else f"Fn::{name}"
+    value: Any
+    if isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    elif isinstance(node, yaml.MappingNode):
+        value = loader.construct_mapping(node, deep=True)
+    else:
+        value = loader.construct_scalar(node)
+        if name == "GetAtt":
+            value = str(value).split(".", 1)
+    return {key: value}
+
+
+_TemplateLoader.add_multi_constructor("!", _short_form)
+
+
+def load_template(path: Path) -> dict[str, Any]:
+    file = template_file(path)
+    try:
+        document = yaml.load(file.read_text(encoding="utf-8"), Loader=_TemplateLoader)
+    except yaml.YAMLError as error:
+        raise TemplateError(f"{file}: not a template: {error}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
+        raise TemplateError(f"{file}: not a template (it has no Resources)")
+    return document
+
+
+def is_sam(template: Mapping[str, Any]) -> bool:
+    transform = template.get("Transform", [])
+    return SAM_TRANSFORM in ([transform] if isinstance(transform, str) else list(transform))
+
+
+def stack_name_for(file: Path) -> str:
+    """The template's folder name, as a stack name (``sam deploy --guided`` proposes one so)."""
+    name = STACK_NAME_PATTERN.sub("-", file.resolve().parent.name).strip("-")
+    return name if name[:1].isalpha() else DEFAULT_STACK_NAME
+
+
+def parameter_overrides(values: Sequence[str]) -> dict[str, str]:
+    """``--parameter-overrides`` as the SAM CLI reads it: ``Key=Value`` pairs (several in one
+    argument, space-separated, quotes allowed), or ``ParameterKey=Key,ParameterValue=Value``."""
+    overrides: dict[str, str] = {}
+    for value in values:
+        long_form = _LONG_FORM.fullmatch(value.strip())
+        if long_form:
+            overrides[long_form.group(1)] = long_form.group(2)
+            continue
+        pairs = _SHORT_FORMS.findall(value)
+        if not pairs:
+            raise TemplateError(f"--parameter-overrides: {value!r} is not Key=Value")
+        for key, text in pairs:
+            overrides[key] = text[1:-1] if text[:1] in "\"'" and text[-1:] == text[:1] else text
+    return overrides
+
+
+# -- packaging --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Artifact:
+    """What ``sam package`` uploads: a function's or layer's code, zipped."""
+
+    key: str
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Packaged:
+    template: dict[str, Any]
+    artifacts: tuple[Artifact, ...]
+
+
+# Where SAM resources name local code or documents: (resource type, property, how it is packaged).
+_CODE = "code"
+_DOCUMENT = "document"
+_LOCAL_PATHS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "AWS::Serverless::Function": (("CodeUri", "CodeUri", _CODE),),
+    "AWS::Serverless::LayerVersion": (("ContentUri", "ContentUri", _CODE),),
+    "AWS::Serverless::StateMachine": (("DefinitionUri", "Definition", _DOCUMENT),),
+    "AWS::Serverless::Api": (("DefinitionUri", "DefinitionBody", _DOCUMENT),),
+    "AWS::Serverless::HttpApi": (("DefinitionUri", "DefinitionBody", _DOCUMENT),),
+}
+_GLOBAL_SECTIONS = {"Function": "AWS::Serverless::Function"}
+
+
+def package(template: Mapping[str, Any], base: Path, bucket: str) -> Packaged:
+    """The template with its local paths replaced as ``sam package`` replaces them: code by an
+    ``s3://`` URI in ``bucket``, a definition by the document itself."""
+    document: dict[str, Any] = json.loads(json.dumps(template))
+    artifacts: dict[str, Artifact] = {}
+    sections = [
+        (f"Resources.{logical_id}", resource.get("Type"), resource.setdefault("Properties", {}))
+        for logical_id, resource in document["Resources"].items()
+        if isinstance(resource, dict)
+    ]
+    sections += [
+        (f"Globals.{name}", resource_type, document.get("Globals", {}).get(name))
+        for name, resource_type in _GLOBAL_SECTIONS.items()
+        if isinstance(document.get("Globals", {}).get(name), dict)
+    ]
+    for where, resource_type, properties in sections:
+        for source_property, target_property, kind in _LOCAL_PATHS.get(str(resource_type), ()):
+            value = properties.get(source_property)
+            if not isinstance(value, str) or value.startswith("s3://"):
+                continue
+            path = (base / value).resolve()
+            if not path.exists():
+                raise TemplateError(f"{where}.{source_property}: {value} does not exist (under {base})")
+            if kind == _CODE:
+                artifact = _code_artifact(path)
+                artifacts[artifact.key] = artifact
+                properties[source_property] = f"s3://{bucket}/{artifact.key}"
+            else:
+                properties.pop(source_property)
+                properties[target_property] = _read_document(path, where)
+    return Packaged(document, tuple(artifacts.values()))
+
+
+def _code_artifact(path: Path) -> Artifact:
+    """A folder zipped (as the SAM CLI zips it), a file as it is; named by its content's hash."""
+    if path.is_file():
+        body = path.read_bytes()
+    else:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted(path.rglob("*")):
+                if file.is_file():
+                    archive.write(file, file.relative_to(path).as_posix())
+        body = buffer.getvalue()
+    return Artifact(key=hashlib.md5(body, usedforsecurity=False).hexdigest(), body=body)
+
+
+def _read_document(path: Path, where: str) -> Any:
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
+    except (OSError, yaml.YAMLError) as error:
+        raise TemplateError(f"{where}: {path} cannot be read: {error}") from None
+
+
+_NAME_PROPERTIES = {
+    "AWS::Serverless::StateMachine": "Name",
+    "AWS::StepFunctions::StateMachine": "StateMachineName",
+}
+
+
+def named(template: Mapping[str, Any], names: Mapping[str, str]) -> dict[str, Any]:
+    """The template with its state machines named as ``names`` says (logical id -> name), as their
+    ``Name`` property would name them: how a mock file's ``StateMachines`` entry finds its machine."""
+    document: dict[str, Any] = json.loads(json.dumps(template))
+    resources = document["Resources"]
+    for logical_id, name in names.items():
+        resource = resources.get(logical_id)
+        prop = _NAME_PROPERTIES.get(str((resource or {}).get("Type")))
+        if prop is None:
+            machines = [key for key, value in resources.items() if value.get("Type") in _NAME_PROPERTIES]
+            raise TemplateError(
+                f"{logical_id} is not a state machine of the template (it has: {', '.join(machines) or 'none'})"
+            )
+        resource.setdefault("Properties", {})[prop] = name
+    return document
+
+
+def parse_names(values: Sequence[str]) -> dict[str, str]:
+    """``LOGICAL_ID=NAME`` pairs."""
+    names = {}
+    for value in values:
+        logical_id, sep, name = value.partition("=")
+        if not sep or not logical_id or not name:
+            raise TemplateError(f"{value!r} is not LOGICAL_ID=NAME")
+        names[logical_id] = name
+    return names
+
+
+def publish(s3: Any, bucket: str, artifacts: Sequence[Artifact]) -> None:
+    """Upload the artifacts, the bucket made at first need (``sam deploy --resolve-s3`` does so)."""
+    if not artifacts:
+        return
+    if bucket not in {found["Name"] for found in s3.list_buckets().get("Buckets", [])}:
+        s3.create_bucket(Bucket=bucket)
+    for artifact in artifacts:
+        s3.put_object(Bucket=bucket, Key=artifact.key, Body=artifact.body)
+
+
+def undeclared(template: Mapping[str, Any], parameters: Mapping[str, str]) -> None:
+    """Refuse overrides the template does not declare (CloudFormation would refuse the stack)."""
+    declared = set(template.get("Parameters", {}))
+    unknown = sorted(set(parameters) - declared)
+    if unknown:
+        raise TemplateError(
+            f"--parameter-overrides names {', '.join(unknown)}, which the template does not declare "
+            f"(it declares: {', '.join(sorted(declared)) or 'none'})"
+        )
+
+
+def fingerprint(template: Path) -> tuple[tuple[str, int, int], ...]:
+    """What changes when the template or its code does: every file under the template's folder,
+    but hidden folders (``.aws-sam``, ``.git``) and ``node_modules`` (``--watch`` compares these)."""
+    base = template.parent
+    files = [
+        path
+        for path in sorted(base.rglob("*"))
+        if path.is_file()
+        and not any(
+            part.startswith(".") or part == "node_modules" for part in path.relative_to(base).parts[:-1]
+        )
+    ]
+    return tuple(
+        (str(path.relative_to(base)), path.stat().st_mtime_ns, path.stat().st_size) for path in files
+    )
+
+
+# -- translating ------------------------------------------------------------------------------
+def translate(
+    template: dict[str, Any], parameters: Mapping[str, str], region: str, iam: Any
+) -> dict[str, Any]:
+    """``AWS::Serverless::*`` as CloudFormation, by aws-sam-translator; a template without the SAM
+    transform as it is. ``iam``: a client whose ListPolicies names AWS's managed policies."""
+    if not is_sam(template):
+        return template
+    import boto3
+    from samtranslator.model.exceptions import InvalidDocumentException
+    from samtranslator.parser.parser import Parser
+    from samtranslator.translator.managed_policy_translator import ManagedPolicyLoader
+    from samtranslator.translator.translator import Translator
+    from samtranslator.utils.py27hash_fix import (
+        to_py27_compatible_template,
+        undo_mark_unicode_str_in_template,
+    )
+
+    values = dict(parameters)
+    to_py27_compatible_template(template, values)
+    translator = Translator(None, Parser(), boto_session=boto3.Session(region_name=region))
+    policies = ManagedPolicyLoader(iam)
+    try:
+        translated = translator.translate(
+            template, parameter_values=values, get_managed_policy_map=policies.load
+        )
+    except InvalidDocumentException as error:
+        causes = "; ".join(cause.message for cause in error.causes)
+        raise TemplateError(f"the SAM transform refused the template: {causes}") from None
+    result: dict[str, Any] = undo_mark_unicode_str_in_template(translated)
+    return result
+
+
+def artifacts_bucket(account: str, region: str) -> str:
+    return ARTIFACTS_BUCKET.format(account=account, region=region)

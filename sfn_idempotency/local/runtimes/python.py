@@ -1,0 +1,155 @@
+"""Python functions, in this process, as AWS's Python runtime runs them: the handler is loaded once
+per code hash, as a warm environment keeps it; the function's environment is applied during the
+call; past its timeout the call answers ``Sandbox.Timedout``."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sfn_idempotency.local import runtimes
+from sfn_idempotency.local.lambdas import (
+    Handler,
+    HandlerNotFoundError,
+    LocalLambdaContext,
+    cold_start,
+    error_payload,
+)
+from sfn_idempotency.local.runtimes import code_folders
+from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
+
+_TASK_ROOT = "/var/task"  # where AWS unpacks the code: the stack trace names it, not a local folder
+_environment_lock = threading.Lock()
+_loading_lock = threading.Lock()
+_handlers: dict[Path, Handler] = {}  # by code folder
+
+
+def _forget(folder: Path) -> None:
+    with _loading_lock:
+        _handlers.pop(folder, None)
+        # cold_start put the code there for the handler's own imports, and _handler its layers
+        for path in [str(folder), *map(str, _layer_paths(folder.with_name(f"{folder.name}.opt")))]:
+            if path in sys.path:
+                sys.path.remove(path)
+
+
+def _layer_paths(opt: Path | None) -> list[Path]:
+    """Where Lambda's Python runtime finds a layer's packages: ``/opt/python`` and its
+    ``lib/python3.x/site-packages``."""
+    if opt is None:
+        return []
+    return [opt / "python", *sorted((opt / "python" / "lib").glob("python3*/site-packages"))]
+
+
+code_folders.on_forget(_forget)
+
+
+def _handler(function: Any) -> tuple[Handler, Path]:
+    folder = code_folders.unpacked(function)
+    with _loading_lock:
+        handler = _handlers.get(folder)
+        if handler is None:
+            for path in _layer_paths(code_folders.layers_folder(function)):
+                if str(path) not in sys.path:
+                    sys.path.append(str(path))
+            handler = _handlers[folder] = cold_start(folder, function.handler, environment(function))
+    return handler, folder
+
+
+def environment(function: Any) -> dict[str, str]:
+    """The variables the runtime sets, then the function's own."""
+    return {
+        "AWS_LAMBDA_FUNCTION_NAME": function.function_name,
+        "AWS_LAMBDA_FUNCTION_VERSION": str(function.version),
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_size),
+        "AWS_REGION": function.region,
+        "AWS_DEFAULT_REGION": function.region,  # Lambda sets both; boto3 reads this one
+        "_HANDLER": function.handler,
+        **runtimes.sdk_variables(),
+        **{name: str(value) for name, value in (function.environment_vars or {}).items()},
+    }
+
+
+@contextmanager
+def _applied(variables: Mapping[str, str]) -> Iterator[None]:
+    with _environment_lock:
+        saved = {name: os.environ.get(name) for name in variables}
+        os.environ.update(variables)
+    try:
+        yield
+    finally:
+        with _environment_lock:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
+    """One invocation: the handler's JSON result (``bytes`` as they are), or Lambda's error payload."""
+    context = LocalLambdaContext(
+        function.function_name,
+        invoked_arn,
+        int(function.timeout),
+        memory_limit_in_mb=int(function.memory_size),
+        function_version=str(function.version),
+    )
+    try:
+        handler, folder = _handler(function)
+    except HandlerNotFoundError as error:
+        payload = {**error_payload(error, context), "errorType": "Runtime.HandlerNotFound"}
+        return Outcome(json.dumps(payload).encode(), errored=True)
+    except Exception as error:  # an import error is the runtime's Runtime.ImportModuleError
+        payload = {**error_payload(error, context), "errorType": "Runtime.ImportModuleError"}
+        return Outcome(json.dumps(payload).encode(), errored=True)
+    result: dict[str, Any] = {}
+
+    def call() -> None:
+        with _applied(environment(function)):
+            try:
+                result["value"] = handler(event, context)
+            except Exception as error:
+                result["error"] = error
+
+    worker = threading.Thread(target=call, name=f"lambda-{function.function_name}", daemon=True)
+    started = time.monotonic()
+    worker.start()
+    worker.join(int(function.timeout))
+    if worker.is_alive():
+        outcome = timed_out(context.aws_request_id, function.timeout)
+    else:
+        outcome = _outcome(result, context, folder)
+    duration_ms = (time.monotonic() - started) * 1000
+    outcome.log = log_lines(
+        context.aws_request_id, context.function_version, context.memory_limit_in_mb, duration_ms
+    )
+    return outcome
+
+
+def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path) -> Outcome:
+    if "error" in result:
+        return Outcome(json.dumps(_function_error(result["error"], context, folder)).encode(), errored=True)
+    value = result.get("value")
+    if isinstance(value, bytes | bytearray):
+        return Outcome(bytes(value), errored=False)
+    try:
+        return Outcome(json.dumps(value).encode(), errored=False)
+    except (TypeError, ValueError) as error:
+        return Outcome.error("Runtime.MarshalError", f"Unable to marshal response: {error}")
+
+
+def _function_error(error: Exception, context: LocalLambdaContext, folder: Path) -> dict[str, Any]:
+    """Lambda's payload for an exception: the handler's frames only (this runner's first frame is
+    dropped), under the folder AWS unpacks the code to."""
+    frames = traceback.extract_tb(error.__traceback__)[1:]
+    stack = [line.replace(str(folder), _TASK_ROOT) for line in traceback.format_list(frames)]
+    return {**error_payload(error, context), "stackTrace": stack}

