@@ -159,12 +159,18 @@ def test_a_missing_module_or_export_is_named(functions: Functions):
     )
 
 
-def test_the_log_tail_has_the_runtimes_lines(functions: Functions):
-    functions.create("context-log", "index.context")
-    _, _, answer = functions.invoke("context-log", LogType="Tail")
+def test_the_log_tail_holds_what_the_function_printed_as_lambda_writes_it(functions: Functions):
+    functions.create("logs", "index.logs")
+    _, request_id, answer = functions.invoke("logs", {"orderId": "o-1"}, LogType="Tail")
     log = base64.b64decode(answer["LogResult"]).decode()
-    assert log.startswith("START RequestId: ")
-    assert "REPORT RequestId: " in log
+    # The runtime's lines around the function's, each message as Lambda's text format writes it:
+    # time, request id, level, the message
+    start, charging, declined, retry, end, report, _ = log.split("\n")
+    assert start.startswith(f"START RequestId: {request_id} ")
+    assert charging.split("\t")[1:] == [request_id, "INFO", "charging o-1 { amount: 5 }"]
+    assert (declined.split("\t")[1:], retry) == ([request_id, "ERROR", "declined"], "retry later")
+    assert end == f"END RequestId: {request_id}"
+    assert report.startswith(f"REPORT RequestId: {request_id}\t")
 
 
 def test_a_runtime_the_engine_does_not_have_answers_a_named_error(functions: Functions):

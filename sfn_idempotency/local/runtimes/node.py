@@ -39,6 +39,10 @@ from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
 
 BOOTSTRAP = "node_bootstrap.mjs"
+# The line the bootstrap prints after an invocation's log (then the request id): never a log line,
+# which starts with a timestamp.
+END_OF_LOG = "\x1eend-of-log "
+_LOG_GRACE_SECONDS = 1.0
 _DECLARED_MAJOR = re.compile(r"nodejs(\d+)")
 _EXIT_GRACE_SECONDS = 2.0
 
@@ -130,7 +134,7 @@ class _Environment:
         self._process = subprocess.Popen(
             [node_executable(), str(bootstrap)],
             cwd=folder,
-            env={**variables, "SFN_LOCAL_RESULT_FD": str(write_end)},
+            env={**variables, "SFN_LOCAL_RESULT_FD": str(write_end), "SFN_LOCAL_END_OF_LOG": END_OF_LOG},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -140,6 +144,8 @@ class _Environment:
         self._results: IO[bytes] = os.fdopen(read_end, "rb")
         self._printed: list[str] = []
         self._printed_lock = threading.Lock()
+        self._logged = threading.Condition(self._printed_lock)
+        self._ended: set[str] = set()  # the request ids whose log has been read to its end
         self._relay = threading.Thread(target=self._relay_log, name=f"node-log-{folder.name}", daemon=True)
         self._relay.start()
 
@@ -148,12 +154,21 @@ class _Environment:
         assert self._process.stdout is not None
         for raw in self._process.stdout:
             line = raw.decode("utf-8", errors="replace")
-            with self._printed_lock:
+            with self._logged:
+                if line.startswith(END_OF_LOG):
+                    self._ended.add(line.removeprefix(END_OF_LOG).strip())
+                    self._logged.notify_all()
+                    continue
                 self._printed.append(line)
             sys.stderr.write(line)
 
-    def printed(self) -> str:
-        with self._printed_lock:
+    def printed(self, request_id: str | None = None) -> str:
+        """What was printed since the last look: with ``request_id``, up to that invocation's end
+        (waiting a moment for the relay to read it)."""
+        with self._logged:
+            if request_id is not None:
+                self._logged.wait_for(lambda: request_id in self._ended, _LOG_GRACE_SECONDS)
+                self._ended.discard(request_id)
             text, self._printed[:] = "".join(self._printed), []
         return text
 
@@ -306,7 +321,8 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         answer = environment.invoke(request)
     except EOFError:
         answer = {"exited": environment.exit_status()}
-    printed = environment.printed()
+    answered = answer is not None and "exited" not in answer  # only then did it end its log
+    printed = environment.printed(request.request_id if answered else None)
     if answer is None:  # timed out: Lambda throws the environment away
         environment.stop()
         outcome = timed_out(request.request_id, request.timeout_seconds)

@@ -9,6 +9,7 @@ import { existsSync, writeSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
+import { format } from "node:util";
 
 const taskRoot = process.env.LAMBDA_TASK_ROOT;
 const handlerSetting = process.env._HANDLER ?? "";
@@ -28,7 +29,24 @@ class RuntimeError extends Error {
   }
 }
 
+// The console writes as Lambda's Node.js runtime does in its text log format: time, request id
+// ("undefined" while the module loads), level, then the message.
+let currentRequestId;
+const LEVELS = { log: "INFO", info: "INFO", warn: "WARN", error: "ERROR", debug: "DEBUG", trace: "TRACE" };
+for (const [method, level] of Object.entries(LEVELS)) {
+  console[method] = (...args) => {
+    process.stdout.write(`${new Date().toISOString()}\t${currentRequestId}\t${level}\t${format(...args)}\n`);
+  };
+}
+
+// What ends an invocation's log: the engine reads up to it before it answers (a pipe to stdout
+// is written synchronously, so everything printed before it is in the pipe).
+const END_OF_LOG = process.env.SFN_LOCAL_END_OF_LOG;
+
 function answer(value) {
+  if (currentRequestId !== undefined) {
+    process.stdout.write(`${END_OF_LOG}${currentRequestId}\n`);
+  }
   writeSync(resultFd, JSON.stringify(value) + "\n");
 }
 
@@ -140,6 +158,7 @@ async function main() {
   const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     const request = JSON.parse(line);
+    currentRequestId = request.requestId;
     if (loadError !== undefined) {
       answer({ error: loadError });
       continue;

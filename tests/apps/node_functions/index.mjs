@@ -34,3 +34,9 @@ export const slow = async (event) => new Promise((resolve) => setTimeout(() => r
 export const exits = async () => process.exit(7);
 
 export const callback = (event, context, done) => done(null, { viaCallback: event });
+
+export const logs = async (event, context) => {
+  console.log("charging %s", event.orderId, { amount: 5 });
+  console.error("declined\nretry later");
+  return context.awsRequestId;
+};
