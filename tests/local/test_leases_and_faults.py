@@ -270,3 +270,43 @@ def test_a_takeover_that_loses_the_race_is_in_progress(
         "AlreadyInProgress",
     ]
     assert idempotent_service.business_runs == 0
+
+
+def test_a_claim_retried_after_its_write_landed_runs_the_step(query_language: str, local_cloud: LocalCloud):
+    # Given the Claim's first write landing in DynamoDB, its answer lost (found by the explorer:
+    # the retried put failed its condition on the execution's own claim, and the execution
+    # refused itself as in progress, leaving its claim to the release workflow)
+    service = IdempotentService(local_cloud, query_language=query_language)
+    local_cloud.faults.api_error(
+        "dynamodb", "PutItem", "InternalServerError", status_code=500, calls=1, applied=True
+    )
+
+    # When the order runs (Claim's Retry puts again, over its own claim)
+    result = service.run(ORDER)
+
+    # Then the retried claim is its own: the order is placed once and completed
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert service.flow_states(result)[:4] == ["ComputeKey", "RouteByKey", "Claim", "Execute"]
+    record = service.record_for(ORDER)
+    assert (record["status"]["S"], owner_execution(record["owner"]["S"])) == ("COMPLETED", result.arn)
+    assert service.business_runs == 1
+
+
+def test_a_takeover_retried_after_its_write_landed_runs_the_step(
+    query_language: str, local_cloud: LocalCloud
+):
+    # Given the claim of a crashed run whose lease has ended, and the takeover's write landing with
+    # its answer lost (the takeover is the second PutItem)
+    service = IdempotentService(local_cloud, query_language=query_language)
+    put_crashed_claim(service, ORDER, local_cloud.clock.now_ms() - 1)
+    local_cloud.faults.api_error(
+        "dynamodb", "PutItem", "InternalServerError", status_code=500, calls=2, applied=True
+    )
+
+    # When the order arrives
+    result = service.run(ORDER)
+
+    # Then the retried takeover finds its own claim: the order is placed once
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert "TakeOverExpiredLease" in service.flow_states(result)
+    assert service.business_runs == 1

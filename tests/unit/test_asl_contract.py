@@ -84,11 +84,12 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
 @pytest.mark.parametrize(
     ("state", "joiner", "clauses"),
     [
-        # Claim: the key is free, or its record expired, or an INPROGRESS lease has ended (Powertools')
+        # Claim: the key is free, or its record expired (Powertools'), or the record is this very
+        # claim attempt's own (a retry whose first write landed, its answer lost)
         (
             FLOW["Claim"],
             " OR ",
-            ["attribute_not_exists(#id)", "#expiry < :now"],
+            ["attribute_not_exists(#id)", "#expiry < :now", "#owner = :owner"],
         ),
         # After Read found a record in progress with a lease: Powertools' whole claim condition, so
         # the two claims together are Powertools' (a lease that ran out is taken over, atomically)
@@ -99,6 +100,7 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
                 "attribute_not_exists(#id)",
                 "#expiry < :now",
                 "(#status = :inprogress AND attribute_exists(#in_progress_expiry) AND #in_progress_expiry < :now_in_millis)",
+                "#owner = :owner",
             ],
         ),
         # Complete: only the owner, this claim attempt (its claim, or the result it already wrote on a
