@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install console-assets docs-assets docs browser screenshots bench-console demo test fuzz test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants scores clean
+.PHONY: help install console-assets docs-assets docs browser screenshots bench-console demo test fuzz prove test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants scores clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -39,8 +39,13 @@ demo: $(DEMO_STAMP)  ## the main job: the idempotent order workflow on the embed
 test: $(STAMP) node_modules/.package-lock.json console-assets docs-assets browser  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel, the console in Chromium
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-fuzz: $(STAMP)  ## the property tests with random seeds and 10x their examples (make test draws fixed ones)
+EXPLORE_BUDGET ?= 60
+fuzz: $(STAMP)  ## the property tests with random seeds and 10x their examples, and the explorer for EXPLORE_BUDGET s per form from a random seed
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/pytest -m property $(PYTEST_ARGS)
+	$(BIN)/python -m scripts.explore_flows --budget $(EXPLORE_BUDGET) --random-seed
+
+prove: $(STAMP)  ## the exactly-once explorer over every form of the flow at ten times its default budget
+	$(BIN)/python -m scripts.explore_flows --schedules 2000
 
 test-unit: $(STAMP)  ## key computation and configuration
 	$(BIN)/pytest tests/unit $(PYTEST_ARGS)

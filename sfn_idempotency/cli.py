@@ -24,7 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from sfn_idempotency import __version__, graph, inline_workflows
 from sfn_idempotency.executions import wait_for_execution
-from sfn_idempotency.extras import MissingExtraError
+from sfn_idempotency.extras import MissingExtraError, require_extra
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, IdempotencyKeyError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
@@ -100,6 +100,20 @@ def whole_seconds(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"seconds must be a positive whole number, got {text}")
     return value
+
+
+def positive_int(text: str) -> int:
+    value = int(text)  # argparse turns the ValueError into "invalid positive_int value"
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a count is a positive whole number, got {text}")
+    return value
+
+
+def name_value(text: str) -> tuple[str, str]:
+    name, separator, value = text.partition("=")
+    if not (name and separator and value):
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    return name, value
 
 
 def endpoint_url(text: str) -> str:
@@ -357,6 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="the step's one workflow variable (default: idempotent_<STATE>)",
     )
 
+    _add_check_parser(commands)
+
     graph_command = commands.add_parser(
         "graph",
         help="print the state machine as a Mermaid diagram",
@@ -366,6 +382,63 @@ def build_parser() -> argparse.ArgumentParser:
         "--asl", type=Path, default=IDEMPOTENCY_ASL, help="ASL file (default: the project's)"
     )
     return parser
+
+
+def _add_check_parser(commands: Any) -> None:
+    check_command = commands.add_parser(
+        "check",
+        help="prove a workflow exactly-once: explore duplicates, faults, stops and redrives",
+        description="Runs a state machine on the embedded engine under many schedules (duplicates "
+        "before, during and after a run; Lambda and DynamoDB faults at any Task attempt; stops, "
+        "time-outs and redrives at any state; the clock past a lease; a late release workflow) and "
+        "checks that each watched side effect happens at most once per request. Without DEFINITION: "
+        "the example app. Exits 0 if every schedule passed, 1 with the shortest counterexample found.",
+    )
+    check_command.add_argument(
+        "definition", nargs="?", type=Path, help="an ASL file (default: the example app)"
+    )
+    check_command.add_argument(
+        "--function",
+        action="append",
+        default=[],
+        type=name_value,
+        metavar="NAME=MODULE.HANDLER",
+        help="a Lambda function of the definition (Python, under --code-dir); its ARN fills ${NAME}, "
+        "${NAMEArn} and ${NAMEFunctionArn}; repeatable",
+    )
+    check_command.add_argument(
+        "--code-dir", type=Path, default=Path(), help="where the handlers' modules are"
+    )
+    check_command.add_argument(
+        "--sub",
+        action="append",
+        default=[],
+        type=name_value,
+        metavar="NAME=VALUE",
+        help="a ${NAME} placeholder",
+    )
+    check_command.add_argument(
+        "--watch",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a side effect (default: every --function)",
+    )
+    check_command.add_argument("--request", metavar="JSON", help="the input of one request")
+    check_command.add_argument(
+        "--key", metavar="JMESPATH", help="what makes two requests the same (default: equal input)"
+    )
+    check_command.add_argument("--express", action="store_true", help="deploy the definition as Express")
+    group = check_command.add_argument_group("exploration")
+    group.add_argument("--schedules", type=positive_int, default=None, help="how many (default: 200)")
+    group.add_argument("--budget", type=seconds, metavar="SECONDS", help="as many schedules as fit instead")
+    group.add_argument("--seed", type=int, default=0, help="where the random schedules start (default: 0)")
+    group.add_argument("--max-steps", type=positive_int, default=None, help="steps per schedule (default: 6)")
+    group.add_argument("--replay", metavar="TOKEN", help="run exactly the schedule a counterexample printed")
+    group.add_argument("--json", action="store_true", help="answer as JSON")
+    group.add_argument(
+        "--svg", type=Path, metavar="FILE", help="write the counterexample's timeline as an image"
+    )
 
 
 def _add_endpoint_flags(parser: argparse.ArgumentParser) -> None:
@@ -780,6 +853,43 @@ def draw(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def check(arguments: argparse.Namespace) -> int:
+    require_extra("local", "sfn-idempotency check")
+    from sfn_idempotency.local.explorer import DEFAULT_MAX_STEPS, DEFAULT_SCHEDULES
+    from sfn_idempotency.local.explorer.command import CheckError, CheckRequest, parse_request
+    from sfn_idempotency.local.explorer.command import check as run_check
+    from sfn_idempotency.local.explorer.report import dumps
+
+    warnings.showwarning = _one_line_warning
+    try:
+        report = run_check(
+            CheckRequest(
+                definition=arguments.definition,
+                functions=dict(arguments.function),
+                code_dir=arguments.code_dir,
+                substitutions=dict(arguments.sub),
+                watch=arguments.watch,
+                request=None if arguments.request is None else parse_request(arguments.request),
+                key=arguments.key,
+                express=arguments.express,
+                schedules=arguments.schedules or DEFAULT_SCHEDULES,
+                seed=arguments.seed,
+                budget_seconds=arguments.budget,
+                max_steps=arguments.max_steps or DEFAULT_MAX_STEPS,
+                replay=arguments.replay,
+            )
+        )
+    except CheckError as error:
+        raise CliError(str(error)) from None
+    print(dumps(report) if arguments.json else report.text())
+    if arguments.svg is not None and report.counterexample is not None:
+        try:
+            arguments.svg.write_text(report.counterexample.svg(), encoding="utf-8")
+        except OSError as error:
+            raise CliError(f"cannot write {arguments.svg}: {error}") from None
+    return 0 if report.passed else EXIT_FAILED_EXECUTION
+
+
 def print_environment(arguments: argparse.Namespace) -> int:
     for name, value in shell_environment(arguments.endpoint_url, arguments.region).items():
         print(f"export {name}={shlex.quote(value)}")
@@ -815,6 +925,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "forget": forget,
     "graph": draw,
     "wrap": wrap,
+    "check": check,
     "env": print_environment,
 }
 

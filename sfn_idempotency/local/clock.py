@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 MILLISECONDS_PER_SECOND = 1000
 
@@ -15,6 +16,20 @@ class MovableClock:
     def __init__(self) -> None:
         self._offset_ms = 0
         self._lock = threading.Lock()
+        self._listeners: list[Callable[[], None]] = []
+
+    def on_advance(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener`` after every ``advance`` (what waits for a deadline on this clock wakes
+        to look again); the answer removes it."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
 
     def now_ms(self) -> int:
         """Epoch milliseconds: the real time plus every ``advance`` so far."""
@@ -26,3 +41,6 @@ class MovableClock:
             raise ValueError("time only moves forward")
         with self._lock:
             self._offset_ms += round(seconds * MILLISECONDS_PER_SECOND)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener()

@@ -24,7 +24,16 @@ from botocore.config import Config
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import activities, compat, mock_files, redrive, runtimes, state_entry
+from sfn_idempotency.local import (
+    activities,
+    call_origins,
+    compat,
+    mock_files,
+    redrive,
+    runtimes,
+    state_entry,
+    task_deadlines,
+)
 from sfn_idempotency.local.apps import sam_templates
 from sfn_idempotency.local.apps.cloud_assembly import (
     AssemblyDeployer,
@@ -187,16 +196,20 @@ class LocalCloud:
         backend: Backend | None = None,
         mock_config: MockConfigInput | MockConfigSource | None = None,
         api_port: int = 0,
+        task_timeouts_on_clock: bool = False,
     ) -> None:
         """``mock_config``: Step Functions Local's mock file (a path, read again when it changes) or
         its content as a dict, for executions started as ``<stateMachineArn>#<TestCase>``.
         ``api_port``: the port of the first REST API stage a deployed stack serves (each next one
-        takes the port after); 0, any free port."""
+        takes the port after); 0, any free port. ``task_timeouts_on_clock``: moving ``clock`` past a
+        running Task's ``TimeoutSeconds`` times it out at once (sfn_idempotency.local.task_deadlines);
+        off, a Task times out in real time only, and a test may hold a step past its lease."""
         compat.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region = region
         self.account = MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
         self.api_port = api_port
+        self.task_timeouts_on_clock = task_timeouts_on_clock
         self.clock = MovableClock()
         self.faults = FaultPlan(region)
         self.calls = CallCounter()
@@ -226,9 +239,13 @@ class LocalCloud:
         activities.install()
         redrive.install()
         metric_filters.install()
+        task_deadlines.install()
+        call_origins.install()
+        task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
         compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
         self.backend.start()
         runtimes.endpoint_url = self.endpoint_url
+        runtimes.faults = self.faults
         LocalCloud._active = self
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
         state_entry.hooks.cloud[:] = [self.faults.before_state]
@@ -259,10 +276,12 @@ class LocalCloud:
             compat.forget_clients()
             code_folders.remove_all()
             runtimes.endpoint_url = None
+            runtimes.faults = None
             mock_files.activate(None)
             activities.forget()
             compat.retry_time.scale = 1.0
             compat.redrive_clock.now = time.time
+            task_deadlines.active.clock = None
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)
             for name, level in self._log_levels.items():
@@ -317,6 +336,14 @@ class LocalCloud:
                 raise EngineError(f"function {name}: a handler string needs code_dir")
             handler = cold_start(code_dir, handler, environment or {})
         return self.lambdas.add(name, handler, timeout_seconds)
+
+    def items(self, table_name: str) -> list[dict[str, Any]]:
+        """Every item of a table, as a Scan answers them (typed attribute values), read in process:
+        what a test or the explorer reads often, without the API's round trip."""
+        from moto.dynamodb.models import dynamodb_backends
+
+        table = dynamodb_backends[self.account][self.region].get_table(table_name)
+        return [item.to_json()["Attributes"] for item in table.all_items()]
 
     def create_table(self, name: str, *, ttl_attribute: str = "expiration") -> str:
         """A records table in Powertools' schema (partition key ``id``, TTL on ``ttl_attribute``);
@@ -522,14 +549,10 @@ class LocalCloud:
         return str(entry["EventId"])
 
     def executions(self, state_machine_arn: str) -> list[str]:
-        """Every execution of the state machine, oldest first. An Express machine's come from the
-        engine itself: AWS lists them nowhere but in their log group (compat fix 46)."""
+        """Every execution of the state machine, oldest first, read in process (an Express
+        machine's too: AWS lists them nowhere but in their log group, compat fix 46)."""
         machine = self._backend().describe_state_machine(state_machine_arn)
-        if machine.type == "EXPRESS":
-            return [e.exec_arn for e in sorted(machine.executions, key=lambda e: e.start_date)]
-        pages = self.sfn.get_paginator("list_executions").paginate(stateMachineArn=state_machine_arn)
-        listed = [e for page in pages for e in page["executions"]]
-        return [e["executionArn"] for e in sorted(listed, key=lambda e: e["startDate"])]
+        return [e.exec_arn for e in sorted(machine.executions, key=lambda e: e.start_date)]
 
     # -- executions ------------------------------------------------------------------------
     def start_execution(self, state_machine_arn: str, execution_input: Any, name: str | None = None) -> str:
@@ -642,6 +665,25 @@ class LocalCloud:
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"not reached within {timeout} s: {what or condition}")
             time.sleep(POLL_INTERVAL_SECONDS)
+
+    def snapshot(self, execution_arn: str) -> ExecutionResult:
+        """The execution as it is now, running or ended."""
+        return _ended(self._execution(execution_arn))
+
+    def status_of(self, execution_arn: str) -> str:
+        """The execution's status now (RUNNING, SUCCEEDED...), read in process."""
+        status = self._execution(execution_arn).exec_status
+        return str(getattr(status, "value", status))
+
+    def has_settled(self, execution_arn: str) -> bool:
+        """Whether the execution has ended and everything its end sends (the status change event,
+        the workflows that event starts) has been sent."""
+        execution = self._execution(execution_arn)
+        return execution.exec_status in TERMINAL_STATUSES and compat.execution_ends.ends.announced(execution)
+
+    def history_so_far(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
+        """The events of a (possibly running) execution so far."""
+        return self._history(execution_arn)
 
     def states_so_far(self, execution_arn: str) -> list[str]:
         """The states a (possibly running) execution has entered so far."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import boto3
 from botocore import xform_name
@@ -34,6 +34,22 @@ class _ApiFault:
     status_code: int
     calls: frozenset[int] | None
     applied: bool = False
+
+
+@dataclass(frozen=True)
+class FunctionFailure:
+    """What a function's invocation answers instead of its code's answer: an ``Unhandled``
+    function error of this type, as if its code had raised it."""
+
+    error_type: str
+    message: str = ""
+
+
+# A function call's answer, in the form its runtime gives it (a Reply, an Outcome).
+Answer = TypeVar("Answer")
+# Wraps every function invocation: ``(function name, event, run the code: whether it errored)``;
+# may hold the call, skip the code, or answer a failure instead (None: the code's own answer).
+FunctionWrapper = Callable[[str, Any, Callable[[], bool]], "FunctionFailure | None"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +84,11 @@ class Pause:
     def release(self) -> None:
         self._released.set()
 
+    @property
+    def holding(self) -> bool:
+        """Whether it holds an execution now."""
+        return self.entered.is_set() and not self._released.is_set()
+
     def hold(self, execution_arn: str) -> None:
         self.execution_arn = execution_arn
         self.entered.set()
@@ -89,6 +110,7 @@ class FaultPlan:
         self._function_calls: Counter[str] = Counter()
         self._released = threading.Event()
         self._pauses: list[Pause] = []
+        self._function_wrappers: list[FunctionWrapper] = []
 
     def api_error(
         self,
@@ -100,10 +122,11 @@ class FaultPlan:
         message: str | None = None,
         status_code: int = 400,
         applied: bool = False,
-    ) -> None:
+    ) -> object:
         """Make ``service.operation`` (e.g. dynamodb PutItem) fail with error ``code``. With
         ``applied`` the call takes effect first and only its answer is the error: a 5xx or a timeout
-        after the write landed, which the caller's Retry then repeats (in-process engine only)."""
+        after the write landed, which the caller's Retry then repeats (in-process engine only). The
+        answer is the fault, for ``withdraw``."""
         fault = _ApiFault(
             service,
             operation,
@@ -115,6 +138,7 @@ class FaultPlan:
         )
         with self._lock:
             self._api_faults.append(fault)
+        return fault
 
     def function_error(
         self, function: str, error_type: str, message: str = "", *, calls: int | Iterable[int] | None = None
@@ -164,6 +188,30 @@ class FaultPlan:
         pause.hold(str(context["Execution"]["Id"]))
         return bool(env.is_running())
 
+    def wrap_functions(self, wrapper: FunctionWrapper) -> Callable[[], None]:
+        """Run every function invocation through ``wrapper`` (after the planned function faults):
+        it sees the call, may hold it or answer a failure. The answer removes it (so does ``clear``)."""
+        with self._lock:
+            self._function_wrappers.append(wrapper)
+
+        def unwrap() -> None:
+            with self._lock:
+                if wrapper in self._function_wrappers:
+                    self._function_wrappers.remove(wrapper)
+
+        return unwrap
+
+    def withdraw(self, *planned: object) -> None:
+        """Forget planned API faults and pauses that have not been used up; a pause that holds an
+        execution is released."""
+        withdrawn = {id(item) for item in planned}  # by identity: two equal faults are two faults
+        with self._lock:
+            self._api_faults = [f for f in self._api_faults if id(f) not in withdrawn]
+            pauses = [p for p in self._pauses if id(p) in withdrawn]
+            self._pauses = [p for p in self._pauses if id(p) not in withdrawn]
+        for pause in pauses:
+            pause.release()
+
     def calls_so_far(self, service: str, operation: str) -> int:
         """How many ``service.operation`` calls the interpreter has made: the next one is this + 1."""
         with self._lock:
@@ -174,6 +222,7 @@ class FaultPlan:
         with self._lock:
             self._api_faults.clear()
             self._function_faults.clear()
+            self._function_wrappers.clear()
             pauses, self._pauses = self._pauses, []
         for pause in pauses:
             pause.release()
@@ -216,8 +265,36 @@ class FaultPlan:
         with contextlib.suppress(ClientError):
             getattr(client, xform_name(operation))(**params)
 
-    def before_function(self, function: str) -> Reply | None:
-        """Called as the function starts; an error Reply stands for the function's failure."""
+    def call_function(
+        self,
+        function: str,
+        event: Any,
+        run: Callable[[], Answer],
+        errored: Callable[[Answer], bool],
+        fail: Callable[[FunctionFailure], Answer],
+    ) -> Answer:
+        """One invocation of ``function``, whichever runtime runs it: the planned faults first (a
+        delay, an error instead of the code), then the wrappers; ``run`` runs the code at most once."""
+        failure = self._planned_function_fault(function)
+        if failure is not None:
+            return fail(failure)
+        answers: list[Answer] = []
+
+        def run_once() -> bool:
+            if not answers:
+                answers.append(run())
+            return errored(answers[0])
+
+        with self._lock:
+            wrappers = list(self._function_wrappers)
+        for wrapper in wrappers:
+            failure = wrapper(function, event, run_once)
+            if failure is not None:
+                return fail(failure)
+        run_once()
+        return answers[0]
+
+    def _planned_function_fault(self, function: str) -> FunctionFailure | None:
         with self._lock:
             self._function_calls[function] += 1
             number = self._function_calls[function]
@@ -230,6 +307,5 @@ class FaultPlan:
             if fault.delay_seconds:
                 self._released.wait(fault.delay_seconds)
             if fault.error_type:
-                payload = {"errorMessage": fault.message, "errorType": fault.error_type, "stackTrace": []}
-                return Reply.lambda_payload(payload, function_error="Unhandled")
+                return FunctionFailure(fault.error_type, fault.message)
         return None

@@ -171,9 +171,18 @@ class LambdaRuntime:
         context = LocalLambdaContext(function.name, invoked_arn, function.timeout_seconds)
         with self._lock:
             self._invocations[function.name] += 1
-        injected = self._faults.before_function(function.name)
-        if injected is not None:
-            return injected
+        return self._faults.call_function(
+            function.name,
+            event,
+            lambda: self._run(function, event, context),
+            lambda answer: "FunctionError" in answer.body,
+            lambda failure: Reply.lambda_payload(
+                {"errorMessage": failure.message, "errorType": failure.error_type, "stackTrace": []},
+                function_error="Unhandled",
+            ),
+        )
+
+    def _run(self, function: LocalFunction, event: Any, context: LocalLambdaContext) -> Reply:
         try:
             result = function.handler(event, context)
         except Exception as error:

@@ -14,6 +14,12 @@
   deploy`` packages it and translated by aws-sam-translator; it answers a ``DeployedStack``. A bad
   template or override is a ``TemplateError``; a Node.js function declared for another Node than
   the engine's is a ``NodeVersionWarning`` at its first call.
+- ``explore(ExplorationTarget(cloud, machine_arn, [request], watch=[function], key=...))``: the
+  exactly-once explorer, which runs the machine under many schedules of duplicates, faults, stops,
+  time-outs, redrives, a moving clock and late release workflows; ``report.assert_exactly_once()``
+  fails a test with the shortest counterexample (an ``ExactlyOnceViolation``), its timeline and the
+  token that replays it (``explore(..., replay=token)``). ``ExplorationTarget.of_service`` for an
+  IdempotentService; ``ScheduleOutcome`` is what a user invariant receives.
 - ``load_settings`` / ``IdempotencySettings``: the key Lambda's configuration (``IDEMPOTENCY_*``
   names), validated as the Lambda validates it at cold start; ``example_settings``: the example's.
 
@@ -35,6 +41,18 @@ from sfn_idempotency.local.apps.sam_templates import TemplateError
 from sfn_idempotency.local.clock import MovableClock
 from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
 from sfn_idempotency.local.compat import IncompatibleMotoError
+from sfn_idempotency.local.explorer import (
+    DEFAULT_SCHEDULES,
+    Counterexample,
+    EventBridgeDelivery,
+    ExactlyOnceViolation,
+    ExplorerError,
+    Report,
+    ScheduleOutcome,
+    TargetError,
+    explore,
+)
+from sfn_idempotency.local.explorer import Target as ExplorationTarget
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import LocalFunction, LocalLambdaContext
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
@@ -42,13 +60,19 @@ from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 
 __all__ = [
+    "DEFAULT_SCHEDULES",
     "ActivityWorker",
     "CloudAssemblyError",
+    "Counterexample",
     "DeployedAssembly",
     "DeployedStack",
     "DeploymentError",
     "EngineError",
+    "EventBridgeDelivery",
+    "ExactlyOnceViolation",
     "ExecutionResult",
+    "ExplorationTarget",
+    "ExplorerError",
     "FaultPlan",
     "IdempotencySettings",
     "IdempotentService",
@@ -58,8 +82,12 @@ __all__ = [
     "LocalLambdaContext",
     "MovableClock",
     "NodeVersionWarning",
+    "Report",
+    "ScheduleOutcome",
     "SkippedResourceWarning",
+    "TargetError",
     "TemplateError",
     "example_settings",
+    "explore",
     "load_settings",
 ]

@@ -69,7 +69,7 @@ def test_the_users_tests_run_on_the_plugin_fixtures(user_env: UserEnvironment, c
     result = user_env.run([user_env.python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], check=False)
     # Then it passes
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "11 passed" in result.stdout
+    assert "12 passed" in result.stdout
 
 
 def test_demo_runs_from_the_installed_console_script(user_env: UserEnvironment) -> None:

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.testing import IdempotentService, LocalCloud, load_settings
-from sfn_idempotency.wrap import wrap_state
 
 PROJECT = Path(__file__).resolve().parent.parent
 PAYMENT = {"paymentId": "p-7", "amount": 30}
@@ -24,23 +23,9 @@ def payments(**variables: str) -> Any:
     )
 
 
-def test_my_choice_on_replayed_sends_the_receipt_once(local_cloud: LocalCloud) -> None:
+def test_my_choice_on_replayed_sends_the_receipt_once(local_cloud: LocalCloud, checkout: str) -> None:
     # Given my checkout, its Charge step wrapped with the replay marker at $.chargeReplay
-    charge = local_cloud.add_function("charge", "charge.handler.handler", code_dir=PROJECT / "functions")
-    receipt = local_cloud.add_function("receipt", "receipt.handler.handler", code_dir=PROJECT / "functions")
-    definition = wrap_state(
-        (PROJECT / "statemachines" / "checkout.asl.json").read_text(encoding="utf-8"),
-        "Charge",
-        key_prefix="checkout",
-        event_key_jmespath="paymentId",
-        replay_marker="$.chargeReplay",
-    )
-    substitutions = {
-        **local_cloud.idempotency_substitutions(),
-        "ChargeFunctionArn": charge.arn,
-        "ReceiptFunctionArn": receipt.arn,
-    }
-    machine = local_cloud.create_state_machine("checkout", definition, substitutions)
+    machine = checkout
     # When the same payment arrives twice
     first, again = local_cloud.run(machine, PAYMENT), local_cloud.run(machine, PAYMENT)
     # Then it was charged once, the receipt went out once, and the second run knew it replayed

@@ -18,8 +18,10 @@ condition, after moto has written the execution's status. Two waiters use it:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -44,14 +46,23 @@ class ExecutionEnds:
         self._ends = 0
         self._seen = threading.local()  # per pausing thread: the count when it last looked
         self._awaited: dict[int, threading.Event] = {}  # id of an execution: its waiters' event
+        self._announced: weakref.WeakSet[Any] = weakref.WeakSet()  # executions whose end is announced
 
     def announce(self, execution: Any) -> None:
         with self._condition:
+            with contextlib.suppress(TypeError):  # moto's executions can be weakly referenced
+                self._announced.add(execution)
             self._ends += 1
             self._condition.notify_all()
             ended = self._awaited.pop(id(execution), None)
         if ended is not None:
             ended.set()
+
+    def announced(self, execution: Any) -> bool:
+        """Whether the execution's end is announced: after what its end sends (its status change
+        event, and what that event starts) has been sent."""
+        with self._condition:
+            return execution in self._announced
 
     def wait_for_end(self, execution: Any, has_ended: Callable[[], bool], timeout: float) -> bool:
         """Block until ``execution`` ends (``has_ended()`` says whether it has) or ``timeout``

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.compat.patching import Patch
 from sfn_idempotency.local.lambdas import function_name_of, qualifier_of
 from sfn_idempotency.local.runtimes import NODE_PREFIX, UNAVAILABLE, code_folders, node, python, refusal
@@ -23,6 +24,20 @@ _UNQUALIFIED_ARN_COLONS = 6  # arn:aws:lambda:<region>:<account>:function:<name>
 
 
 def run(function: Any, event: Any) -> Outcome:
+    """One invocation, through the running cloud's fault plan (its faults and wrappers)."""
+    plan = runtimes.faults
+    if plan is None:
+        return _run(function, event)
+    return plan.call_function(
+        str(function.function_name),
+        event,
+        lambda: _run(function, event),
+        lambda outcome: outcome.errored,
+        lambda failure: Outcome.error(failure.error_type, failure.message),
+    )
+
+
+def _run(function: Any, event: Any) -> Outcome:
     """One invocation in the function's runtime, under the ARN it was invoked by (its qualifier
     included, as the context's ``invoked_function_arn`` says it). A runtime the engine does not
     have answers a function error naming it (moto would try Docker)."""

@@ -1,0 +1,136 @@
+"""``sfn-idempotency check`` (issue 41): the explorer on the example app and on an ASL file the user
+names; its answer as text, JSON and an image; a counterexample replayed from its token; bad input
+as one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sfn_idempotency.cli import main
+from sfn_idempotency.wrap import wrap_state
+from tests import REPOSITORY_ROOT
+
+CHECKOUT = REPOSITORY_ROOT / "tests" / "apps" / "checkout"
+ORDER = '{"orderId": "o-7", "amount": 12}'
+EXIT_VIOLATION, EXIT_BAD_INPUT = 1, 2
+
+
+def checkout_file(folder: Path, idempotent_state: str) -> Path:
+    """The user's checkout ASL with one Task wrapped, as `sfn-idempotency wrap` writes it."""
+    wrapped = wrap_state(
+        (CHECKOUT / "checkout.asl.json").read_text(encoding="utf-8"),
+        idempotent_state,
+        key_prefix="checkout",
+        event_key_jmespath="orderId",
+    )
+    path = folder / f"checkout-{idempotent_state.lower()}.asl.json"
+    path.write_text(wrapped, encoding="utf-8")
+    return path
+
+
+def check(*arguments: str) -> list[str]:
+    return [
+        "check",
+        *arguments,
+        "--function",
+        "Reserve=handlers.reserve",
+        "--function",
+        "Pay=handlers.pay",
+        "--code-dir",
+        str(CHECKOUT),
+        "--watch",
+        "Pay",
+        "--request",
+        ORDER,
+        "--key",
+        "orderId",
+    ]
+
+
+def test_check_passes_the_example_app(capsys: pytest.CaptureFixture[str]):
+    # When the example app is checked, Then it passes, saying how many schedules ran and what they held
+    assert main(["check", "--schedules", "30"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("idempotency: PASSED, 30 schedules")
+    assert "Covered: " in out
+    assert "duplicate" in out
+
+
+def test_check_finds_a_payment_outside_the_idempotent_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given the user's checkout whose idempotent step is Reserve, not Pay
+    definition = checkout_file(tmp_path, "Reserve")
+    image = tmp_path / "timeline.svg"
+
+    # When it is checked
+    code = main(check(str(definition), "--svg", str(image)))
+
+    # Then it fails with the shortest counterexample, its timeline as an image, and a replay token
+    out = capsys.readouterr().out
+    assert code == EXIT_VIOLATION
+    assert "VIOLATED ran again after its record was COMPLETED: Pay run 2 (P1)" in out
+    assert image.read_text(encoding="utf-8").startswith("<svg")
+    token = out.rsplit("Replay: ", 1)[1].strip()
+
+    # And the token replays that schedule exactly, answered as JSON
+    assert main([*check(str(definition), "--replay", token), "--json"]) == EXIT_VIOLATION
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["schedules"] == 1
+    assert answer["counterexample"]["replay"] == token
+    assert (
+        answer["counterexample"]["violations"][0]["invariant"] == "ran again after its record was COMPLETED"
+    )
+
+
+def test_check_passes_the_checkout_whose_payment_is_the_idempotent_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given the user's checkout whose idempotent step is Pay
+    definition = checkout_file(tmp_path, "Pay")
+    # When it is checked, Then every schedule kept the payment to one
+    assert main(check(str(definition), "--schedules", "40")) == 0
+    assert "PASSED, 40 schedules" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--request", "{not json"], "--request is not JSON"),
+        (["--replay", "nonsense"], "a replay token begins with 'sfnx1.'"),
+        (["--watch", "Refund"], "--watch Refund: not a --function of this definition"),
+        (["--function", "Reserve=handlers.missing"], "function Reserve: cannot load handlers.missing"),
+    ],
+)
+def test_check_refuses_bad_input_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+):
+    definition = checkout_file(tmp_path, "Pay")
+    assert main([*check(str(definition)), *arguments]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_check_names_a_placeholder_nobody_filled(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    # Given a definition whose payment function was not named
+    definition = checkout_file(tmp_path, "Pay")
+    # When it is checked with the reservation function only, Then it says which placeholder is empty
+    code = main(
+        [
+            "check",
+            str(definition),
+            "--function",
+            "Reserve=handlers.reserve",
+            "--code-dir",
+            str(CHECKOUT),
+            "--request",
+            ORDER,
+        ]
+    )
+    assert code == EXIT_BAD_INPUT
+    assert "no value for ${PayFunctionArn}: add --sub NAME=VALUE" in capsys.readouterr().err

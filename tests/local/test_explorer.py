@@ -1,0 +1,213 @@
+"""The exactly-once explorer (issue 41): it finds every known-bad workflow within its default
+budget, naming the invariant each breaks; it passes every form of the project's flow; its
+counterexamples replay exactly from their token; the same seed explores the same schedules.
+
+``make prove`` runs every form at ten times the default budget (SFN_EXPLORER_BUDGET_SCALE=10).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.explorer import invariants
+from sfn_idempotency.local.explorer.report import Counterexample, dumps
+from sfn_idempotency.testing import (
+    DEFAULT_SCHEDULES,
+    ExactlyOnceViolation,
+    ExplorationTarget,
+    ScheduleOutcome,
+    TargetError,
+    explore,
+)
+from tests.local.exactly_once import forms, known_bad
+
+SCALE = int(os.environ.get("SFN_EXPLORER_BUDGET_SCALE", "1"))
+# make test: the standalone flow at the default budget, every other form at a part of it
+OTHER_FORMS_SCHEDULES = 40
+SHORTEST_EXPECTED = 4  # steps: every known-bad workflow breaks within a story this long
+
+
+@pytest.mark.parametrize("bad", known_bad.KNOWN_BAD, ids=lambda bad: bad.name)
+def test_the_explorer_finds_each_known_bad_workflow(
+    bad: known_bad.KnownBad, local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a workflow that breaks exactly-once in one way
+    target = bad.build(local_cloud, tmp_path)
+
+    # When the explorer runs it within its default budget
+    report = explore(target)
+
+    # Then it reports the invariant that workflow breaks, in a short story
+    assert not report.passed
+    counterexample = report.counterexample
+    assert counterexample is not None
+    assert bad.broken in {violation.invariant for violation in counterexample.violations}, (
+        counterexample.text()
+    )
+    assert report.schedules_to_find is not None
+    assert report.schedules_to_find <= DEFAULT_SCHEDULES
+    assert counterexample.steps <= SHORTEST_EXPECTED
+    print(
+        f"{bad.name}: found after {report.schedules_to_find} schedules, shrunk to {counterexample.steps} steps"
+    )
+
+
+@pytest.mark.parametrize(("form", "language"), forms.EVERY_FORM)
+def test_every_form_of_the_flow_is_exactly_once(form: str, language: str, local_cloud: LocalCloud):
+    # Given the project's flow as a user deploys it
+    target = forms.FORMS[form](local_cloud, language)
+    budget = DEFAULT_SCHEDULES if (form, language) == ("standalone", "JSONPath") else OTHER_FORMS_SCHEDULES
+
+    # When the explorer runs it
+    report = explore(target, schedules_to_run=budget * SCALE)
+
+    # Then every schedule kept every invariant, and they held duplicates, faults and the clock
+    report.assert_exactly_once()
+    assert report.schedules == budget * SCALE
+    assert report.covered["duplicate"] > 0
+    assert report.covered["clock past the lease"] > 0
+    assert any(name.startswith("fault: ") for name in report.covered)
+    if (
+        target.cloud.sfn.describe_state_machine(stateMachineArn=target.state_machine_arn)["type"]
+        == "STANDARD"
+    ):
+        assert report.covered["redrive"] > 0
+    print(f"{form} {language}: {report.schedules} schedules in {report.seconds:.1f} s")
+
+
+def test_a_counterexample_replays_exactly_from_its_token(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a counterexample the explorer found
+    target = known_bad.without_owner_fence_on_complete(local_cloud, tmp_path)
+    found = explore(target).counterexample
+    assert found is not None
+
+    # When its token is replayed
+    replayed = explore(target, replay=found.replay)
+
+    # Then the same schedule ran, the same way, and broke the same invariants
+    assert replayed.schedules == 1
+    assert replayed.counterexample is not None
+    assert _story(replayed.counterexample) == _story(found)
+
+
+def test_the_same_seed_explores_the_same_schedules(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a workflow without Release in its Catch, explored by random schedules only
+    target = known_bad.without_release_in_catch(local_cloud, tmp_path)
+
+    # When it is explored twice from the same seed
+    first, second = (
+        explore(target, sweep=False, schedules_to_run=DEFAULT_SCHEDULES, seed=0) for _ in range(2)
+    )
+
+    # Then hypothesis drew, found and shrank the same schedule
+    assert first.counterexample is not None
+    assert second.counterexample is not None
+    assert first.schedules_to_find == second.schedules_to_find
+    assert first.counterexample.replay == second.counterexample.replay
+    assert invariants.CLAIM_LEFT in {v.invariant for v in first.counterexample.violations}
+
+
+def test_a_failing_report_is_a_pytest_assertion_with_its_timeline_and_token(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a report that found a counterexample
+    report = explore(known_bad.release_after_complete(local_cloud, tmp_path))
+
+    # When a test asserts exactly-once
+    with pytest.raises(ExactlyOnceViolation) as raised:
+        report.assert_exactly_once()
+
+    # Then the failure says which invariant broke, how, and how to replay it
+    message = str(raised.value)
+    assert isinstance(raised.value, AssertionError)
+    assert f"VIOLATED {invariants.TWO_SUCCESSES}" in message
+    assert "Timeline:" in message
+    assert "E1 starts" in message
+    assert f"Replay: {report.counterexample.replay}" in message
+
+
+def test_the_json_answer_holds_the_timeline_with_records_before_and_after(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a counterexample
+    report = explore(known_bad.release_after_complete(local_cloud, tmp_path))
+
+    # When it is written as JSON
+    answer = json.loads(dumps(report))
+
+    # Then it holds the verdict, the violations, and each step's states and records
+    assert answer["passed"] is False
+    counterexample = answer["counterexample"]
+    assert {v["invariant"] for v in counterexample["violations"]} >= {invariants.TWO_SUCCESSES}
+    first = counterexample["timeline"][0]
+    assert first["action"] == "E1 starts"
+    assert first["states"]["E1"][-2:] == ["Complete", "ForgetTheClaim"]
+    assert first["records_before"] == []
+    assert first["records_after"] == []  # the COMPLETED record, deleted by the bad Release
+    assert counterexample["replay"].startswith("sfnx1.")
+    assert [run["fate"] for run in counterexample["runs"]] == ["returned", "returned"]
+
+
+def test_the_timeline_image_has_a_lane_per_execution(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a counterexample with two executions
+    counterexample = explore(known_bad.without_owner_fence_on_complete(local_cloud, tmp_path)).counterexample
+    assert counterexample is not None
+
+    # When it is drawn
+    image = ElementTree.fromstring(counterexample.svg())
+
+    # Then it is SVG with the executions' lanes and the violation
+    texts = [element.text or "" for element in image.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"E1", "E2", "P1"} <= set(texts)
+    assert any(text.startswith("VIOLATED") for text in texts)
+
+
+def test_a_user_invariant_that_breaks_is_reported(local_cloud: LocalCloud):
+    # Given the project's flow and an invariant of the user's own: no duplicate ever succeeds
+    target = forms.standalone(local_cloud, "JSONPath")
+
+    def no_duplicate_succeeds(outcome: ScheduleOutcome) -> None:
+        succeeded = [e.label for e in outcome.executions if e.status == "SUCCEEDED"]
+        assert len(succeeded) <= 1, f"{succeeded} succeeded"
+
+    target.invariants = [no_duplicate_succeeds]
+
+    # When it is explored, Then the explorer reports that invariant with the executions it names
+    report = explore(target)
+    assert report.counterexample is not None
+    (violation,) = report.counterexample.violations
+    assert violation.invariant == invariants.USER
+    assert violation.message.startswith("no_duplicate_succeeds: ['E1', 'P1'] succeeded")
+
+
+@pytest.mark.parametrize(
+    ("requests", "options", "message"),
+    [
+        ([], {}, "at least one request"),
+        ([{"orderId": "a"}], {"watch": []}, "name the side effects"),
+        ([{"orderId": "a"}, {"orderId": "b"}], {"key": "orderId"}, "their key 'orderId' differs"),
+        ([{"orderId": "a"}, {"orderId": "a", "note": 1}], {}, "their input differs"),
+        ([{"id": "a"}], {"key": "orderId"}, "selects nothing"),
+    ],
+)
+def test_a_target_that_is_not_one_request_is_refused(
+    local_cloud: LocalCloud, requests: list[Any], options: dict[str, Any], message: str
+):
+    options = {"watch": ["payment"], **options}
+    with pytest.raises(TargetError, match=message):
+        ExplorationTarget(
+            local_cloud, "arn:aws:states:us-east-1:123456789012:stateMachine:m", requests, **options
+        )
+
+
+def _story(counterexample: Counterexample) -> list[Any]:
+    """What a replay must repeat: the steps, the states and statuses, the calls, the broken invariants."""
+    moments = [(m.action, m.states, m.statuses, m.calls) for m in counterexample.outcome.timeline]
+    return [moments, sorted(v.invariant for v in counterexample.violations)]
