@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from sfn_idempotency.testing import (
     DEFAULT_SCHEDULES,
     ExactlyOnceViolation,
     ExplorationTarget,
+    NodeVersionWarning,
     ScheduleOutcome,
     TargetError,
     explore,
@@ -211,3 +213,28 @@ def _story(counterexample: Counterexample) -> list[Any]:
     """What a replay must repeat: the steps, the states and statuses, the calls, the broken invariants."""
     moments = [(m.action, m.states, m.statuses, m.calls) for m in counterexample.outcome.timeline]
     return [moments, sorted(v.invariant for v in counterexample.violations)]
+
+
+def test_the_explorer_checks_a_machine_of_a_sam_template():
+    # Given a SAM app (a Node.js and a Python function, deployed through the Lambda API) whose
+    # workflow has no idempotent step
+    app = Path(__file__).resolve().parents[1] / "apps" / "sam_orders"
+    order = {"orderId": "o-1", "items": [{"price": 2, "quantity": 1}]}
+    with LocalCloud() as cloud, warnings.catch_warnings():
+        warnings.simplefilter("ignore", NodeVersionWarning)
+        stack = cloud.deploy_template(app, parameters={"Stage": "test"})
+        price, record = stack.physical_id("PriceFunction"), stack.physical_id("RecordFunction")
+        target = ExplorationTarget(
+            cloud, stack.outputs["OrderStateMachineArn"], [order], watch=[price, record], key="orderId"
+        )
+
+        # When it is explored
+        report = explore(target, schedules_to_run=10)
+
+    # Then the first schedule shows a duplicate pricing the order again (its Node function's runs)
+    assert report.schedules_to_find == 1
+    assert report.counterexample is not None
+    messages = [
+        v.message for v in report.counterexample.violations if v.invariant == invariants.TWO_SUCCESSES
+    ]
+    assert any(message.startswith(f"{price}: run 1 (E1, returned)") for message in messages), messages
