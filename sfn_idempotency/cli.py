@@ -422,7 +422,7 @@ def _add_check_parser(commands: Any) -> None:
         action="append",
         default=[],
         metavar="NAME",
-        help="a side effect (default: every --function)",
+        help="a side effect: a --function, or a Task state whose AWS call is the effect (default: every --function)",
     )
     check_command.add_argument("--request", metavar="JSON", help="the input of one request")
     check_command.add_argument(

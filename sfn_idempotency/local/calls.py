@@ -48,6 +48,8 @@ class Reply:
 
 
 CallHook = Callable[[str, str, dict[str, Any]], Reply | None]
+# (service, operation, HTTP status of its answer): after every call, an injected answer included
+AnswerHook = Callable[[str, str, int], None]
 
 
 @dataclass
@@ -55,6 +57,7 @@ class CallInterceptor:
     """Registered on the session whose clients moto's interpreter uses."""
 
     hooks: list[CallHook] = field(default_factory=list)
+    answer_hooks: list[AnswerHook] = field(default_factory=list)
 
     def remember_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         context[PARAMS_KEY] = dict(params)
@@ -69,6 +72,10 @@ class CallInterceptor:
             if reply is not None:
                 return _as_botocore_response(reply)
         return None
+
+    def after_call(self, http_response: Any, model: Any, **_: Any) -> None:
+        for hook in list(self.answer_hooks):
+            hook(model.service_model.service_name, model.name, int(http_response.status_code))
 
 
 def _as_botocore_response(reply: Reply) -> tuple[AWSResponse, dict[str, Any]]:

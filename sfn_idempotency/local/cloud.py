@@ -272,6 +272,7 @@ class LocalCloud:
                 self._rest_apis.close()
                 self._rest_apis = None
             compat.interceptor.hooks.clear()
+            compat.interceptor.answer_hooks.clear()
             state_entry.hooks.cloud.clear()
             compat.forget_clients()
             code_folders.remove_all()

@@ -101,7 +101,7 @@ def test_check_passes_the_checkout_whose_payment_is_the_idempotent_step(
     [
         (["--request", "{not json"], "--request is not JSON"),
         (["--replay", "nonsense"], "a replay token begins with 'sfnx1.'"),
-        (["--watch", "Refund"], "--watch Refund: not a --function of this definition"),
+        (["--watch", "Refund"], "--watch Refund: neither a --function nor a state of this definition"),
         (["--function", "Reserve=handlers.missing"], "function Reserve: cannot load handlers.missing"),
     ],
 )

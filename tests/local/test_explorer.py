@@ -28,6 +28,7 @@ from sfn_idempotency.testing import (
     TargetError,
     explore,
 )
+from sfn_idempotency.wrap import wrap_state
 from tests.local.exactly_once import forms, known_bad
 
 SCALE = int(os.environ.get("SFN_EXPLORER_BUDGET_SCALE", "1"))
@@ -238,3 +239,49 @@ def test_the_explorer_checks_a_machine_of_a_sam_template():
         v.message for v in report.counterexample.violations if v.invariant == invariants.TWO_SUCCESSES
     ]
     assert any(message.startswith(f"{price}: run 1 (E1, returned)") for message in messages), messages
+
+
+def test_a_task_state_is_a_side_effect_the_explorer_watches(local_cloud: LocalCloud):
+    # Given a user's workflow whose Reserve step is idempotent and whose RecordOrder Task state
+    # writes the order to DynamoDB after it, outside the idempotent step
+    table = local_cloud.create_table("orders")
+    reserve = local_cloud.add_function(
+        "reserve", lambda event, context: {"reserved": True}, timeout_seconds=30
+    )
+    workflow = {
+        "StartAt": "Reserve",
+        "States": {
+            "Reserve": {
+                "Type": "Task",
+                "Resource": reserve.arn,
+                "TimeoutSeconds": 30,
+                "ResultPath": "$.r",
+                "Next": "RecordOrder",
+            },
+            "RecordOrder": {
+                "Type": "Task",
+                "Resource": "arn:aws:states:::dynamodb:putItem",
+                "Parameters": {"TableName": table, "Item": {"id": {"S.$": "$.orderId"}}},
+                "ResultPath": None,
+                "End": True,
+            },
+        },
+    }
+    definition = wrap_state(
+        json.dumps(workflow), "Reserve", key_prefix="reserve", event_key_jmespath="orderId"
+    )
+    machine = local_cloud.create_state_machine(
+        "recorded", definition, local_cloud.idempotency_substitutions()
+    )
+    target = ExplorationTarget(
+        local_cloud, machine, [{"orderId": "o-3"}], watch=["RecordOrder"], key="orderId", tables=[]
+    )
+
+    # When it is explored
+    report = explore(target)
+
+    # Then a duplicate writes the order again: two runs of the Task state's call took effect
+    assert report.counterexample is not None
+    assert report.counterexample.steps == 1
+    violations = {v.invariant: v.message for v in report.counterexample.violations}
+    assert violations[invariants.TWO_SUCCESSES] == "RecordOrder: run 1 (E1, returned), run 2 (P1, returned)"

@@ -49,6 +49,7 @@ def _interpreter_session() -> boto3.Session:
         session = boto3.Session(aws_access_key_id="ak", aws_secret_access_key="sk")
         session.events.register("before-parameter-build", interceptor.remember_params)
         session.events.register("before-call", interceptor.before_call)
+        session.events.register("after-call", interceptor.after_call)
         session.events.register("after-call.dynamodb", integrations.drop_unasked_capacity)
         session.events.register("after-call.s3", integrations.s3_extended_request_id)
         session.events.register("after-call", integrations.remember_wire_answer)

@@ -12,6 +12,7 @@ from typing import Any
 from sfn_idempotency.local.cloud import EngineError, LocalCloud
 from sfn_idempotency.local.explorer import DEFAULT_MAX_STEPS, DEFAULT_SCHEDULES, explore
 from sfn_idempotency.local.explorer.report import Report
+from sfn_idempotency.local.explorer.surface import states_of
 from sfn_idempotency.local.explorer.target import Target, TargetError
 from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
@@ -105,9 +106,10 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
     except Exception as error:  # the API's refusal of the definition, in its words
         raise CheckError(f"{request.definition} is not a valid state machine: {error}") from None
     watch = list(request.watch) or list(request.functions)
-    unknown = sorted(set(watch) - set(request.functions))
+    states = {name for name, _ in states_of(json.loads(text))}
+    unknown = sorted(set(watch) - set(request.functions) - states)
     if unknown:
-        raise CheckError(f"--watch {', '.join(unknown)}: not a --function of this definition")
+        raise CheckError(f"--watch {', '.join(unknown)}: neither a --function nor a state of this definition")
     try:
         return Target(cloud, arn, [request.request], watch=watch, key=request.key)
     except TargetError as error:

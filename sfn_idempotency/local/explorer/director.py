@@ -14,7 +14,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.executions import entered_states
-from sfn_idempotency.local import call_origins, task_deadlines
+from sfn_idempotency.local import call_origins, compat, task_deadlines
 from sfn_idempotency.local.explorer.outcome import ExecutionTrace, Moment, ScheduleOutcome
 from sfn_idempotency.local.explorer.runs import CallObserver, RunContext, Subject
 from sfn_idempotency.local.explorer.schedules import DYNAMODB_FAULTS, Schedule, Step
@@ -75,12 +75,16 @@ class Director:
         self._known_helpers = {arn: set(self.cloud.executions(arn)) for arn in self.helpers}
         self.restore_tables()
         unwrap = self.cloud.faults.wrap_functions(self.observer)
+        compat.interceptor.hooks.insert(0, self.observer.before_call)
+        compat.interceptor.answer_hooks.append(self.observer.after_call)
         try:
             for step in schedule.steps:
                 self._step(step)
             self._settle()
         finally:
             unwrap()
+            compat.interceptor.hooks.remove(self.observer.before_call)
+            compat.interceptor.answer_hooks.remove(self.observer.after_call)
             self._let_everything_go()
         self.outcome.runs = list(self.observer.runs)
         for trace in self.outcome.executions:

@@ -9,10 +9,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sfn_idempotency.local import call_origins
+from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.explorer.schedules import FUNCTION_FAULTS, Fault
 from sfn_idempotency.local.faults import FunctionFailure
 
 GATE_DEADLINE_SECONDS = 60.0  # a gate the schedule never opened lets its call go on
+HTTP_ERRORS_FROM = 300
 
 # fates of a run
 RUNNING, RETURNED, FAILED = "running", "returned", "failed"
@@ -30,10 +33,10 @@ class Subject:
 
 @dataclass
 class EffectRun:
-    """One run of a watched side effect."""
+    """One run of a watched side effect: a call of a function, or the AWS call of a Task state."""
 
     number: int
-    function: str
+    function: str  # the function or the Task state
     execution: str  # its execution's label
     entered_ms: int
     claim_until_ms: int | None  # the lease of the claim that stood as it began, if one stood
@@ -115,11 +118,17 @@ class RunContext:
     watched: frozenset[str]
 
 
+class _Pending(threading.local):
+    run: EffectRun | None = None  # a watched Task state's call this thread is making
+
+
 class CallObserver:
-    """The explorer's function wrapper (FaultPlan.wrap_functions)."""
+    """The explorer's function wrapper (FaultPlan.wrap_functions), and its watch on the AWS calls
+    of Task states (``before_call``, ``after_call``: a watched state's call is a run)."""
 
     def __init__(self, context: RunContext) -> None:
         self._context = context
+        self._pending = _Pending()
         self._lock = threading.Lock()
         self.armed = Armed()
         self.runs: list[EffectRun] = []
@@ -145,6 +154,23 @@ class CallObserver:
         errored = run_code()
         self._ended(run, FAILED if errored else ABANDONED if abandoned else RETURNED)
         return None
+
+    def before_call(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        """A Task state's AWS call begins: a run, if the state is watched (a Lambda Task's run is
+        its function's, which the wrapper files). Never answers the call."""
+        state = call_origins.calling_state()
+        if service == "lambda" or state not in self._context.watched:
+            return None
+        subject = self._context.origin()
+        if subject is not None:
+            self._pending.run = self._file_run(state, subject)
+        return None
+
+    def after_call(self, service: str, operation: str, status: int) -> None:
+        """The call's answer: a run that returned, or failed (an injected fault, or the service's
+        refusal, such as a failed condition)."""
+        run, self._pending.run = self._pending.run, None
+        self._ended(run, RETURNED if status < HTTP_ERRORS_FROM else FAILED)
 
     def _file_run(self, function: str, subject: Subject) -> EffectRun:
         now_ms, claim_until, completed, epoch = self._context.entry_facts()

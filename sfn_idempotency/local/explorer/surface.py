@@ -23,7 +23,7 @@ _DYNAMODB_PREFIXES = ("arn:aws:states:::dynamodb:", "arn:aws:states:::aws-sdk:dy
 def surface_of(target: Target, max_steps: int) -> Surface:
     machine = target.cloud.sfn.describe_state_machine(stateMachineArn=target.state_machine_arn)
     definition = json.loads(machine["definition"])
-    states = dict(_states(definition))
+    states = dict(states_of(definition))
     functions: set[str] = set()
     operations: set[str] = set()
     for state in states.values():
@@ -40,11 +40,12 @@ def surface_of(target: Target, max_steps: int) -> Surface:
             if resource.startswith(prefix):
                 operation = resource.removeprefix(prefix).split(".")[0]
                 operations.add(operation[:1].upper() + operation[1:])
+    watched_functions = {name for name in target.watch if name not in states}  # the others: Task states
     return Surface(
         states=tuple(sorted(name for name, state in states.items() if state.get("Type") in _MOMENTS)),
-        functions=tuple(sorted(functions | set(target.watch))),
+        functions=tuple(sorted(functions | watched_functions)),
         dynamodb_operations=tuple(sorted(operations)),
-        watched=tuple(target.watch),
+        watched=tuple(sorted(watched_functions)),
         requests=len(target.requests),
         redrivable=machine["type"] == "STANDARD",
         helpers=bool(target.helper_machines()),
@@ -52,12 +53,12 @@ def surface_of(target: Target, max_steps: int) -> Surface:
     )
 
 
-def _states(definition: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+def states_of(definition: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     """Every state, those of Parallel branches and Map iterations included."""
     for name, state in definition.get("States", {}).items():
         yield name, state
         for branch in state.get("Branches", ()):
-            yield from _states(branch)
+            yield from states_of(branch)
         for processor in ("ItemProcessor", "Iterator"):
             if processor in state:
-                yield from _states(state[processor])
+                yield from states_of(state[processor])
