@@ -1,6 +1,6 @@
 """Known-bad workflows: each breaks exactly-once in one way, and the explorer must find it.
 
-Five are the project's own flow with one safeguard taken out (built from the flow as it is today,
+Six are the project's own flow with one safeguard taken out (built from the flow as it is today,
 so they follow it as it changes); one is the flow this project shipped before its redrive fix (kept
 as it was, with the release workflow of that time); one is a user's workflow that calls its
 payment function outside the idempotent step.
@@ -70,6 +70,20 @@ def without_owner_fence_on_complete(cloud: LocalCloud, folder: Path) -> Target:
     del complete["ConditionExpression"]
     del complete["ExpressionAttributeNames"]["#owner"]
     del complete["ExpressionAttributeValues"][":owner"]
+    return service_target(cloud, definition, folder)
+
+
+def claim_over_a_claim_in_progress(cloud: LocalCloud, folder: Path) -> Target:
+    """Claim refuses a COMPLETED record only: a duplicate claims over a live claim and runs while
+    the first run still goes on under it (beyond the issue's seven: the overlap invariant bites)."""
+    definition = flow()
+    definition["States"]["Claim"]["Parameters"].update(
+        {
+            "ConditionExpression": "attribute_not_exists(#id) OR #status <> :completed",
+            "ExpressionAttributeNames": {"#id": "id", "#status": "status"},
+            "ExpressionAttributeValues": {":completed": {"S": "COMPLETED"}},
+        }
+    )
     return service_target(cloud, definition, folder)
 
 
@@ -180,4 +194,5 @@ KNOWN_BAD = (
     KnownBad("Release after Complete", invariants.TWO_SUCCESSES, release_after_complete),
     KnownBad("the redrive-unsafe design", invariants.TWO_SUCCESSES, redrive_unsafe_design),
     KnownBad("payment outside the idempotent step", invariants.RAN_AFTER_COMPLETED, payment_outside_the_step),
+    KnownBad("claim over a claim in progress", invariants.OVERLAP, claim_over_a_claim_in_progress),
 )
