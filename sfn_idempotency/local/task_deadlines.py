@@ -15,6 +15,7 @@ from typing import Any
 
 from sfn_idempotency.local import state_entry
 from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
+from sfn_idempotency.local.compat.evaluation import task_runs_in_place
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
 
 _EXECUTE_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.exec.execute_state"
@@ -33,7 +34,8 @@ class _Entered(threading.local):
 
 _entered = _Entered()
 _waits_lock = threading.Lock()
-_waits: dict[int, tuple[str, float]] = {}  # id of a waiting event: (its execution, deadline in epoch ms)
+# id of a Task's event: (its execution, its deadline in epoch ms, or None until its wait begins)
+_waits: dict[int, tuple[str, float | None]] = {}
 
 
 def _remember_the_execution(state: Any, env: Any) -> bool:
@@ -46,7 +48,16 @@ def expiring(by_ms: float) -> set[str]:
     """The executions with a Task waiting on a deadline at or before ``by_ms`` (epoch ms): what
     moving the clock there times out."""
     with _waits_lock:
-        return {execution for execution, deadline in _waits.values() if deadline <= by_ms}
+        return {
+            execution for execution, deadline in _waits.values() if deadline is not None and deadline <= by_ms
+        }
+
+
+def starting(execution: str) -> bool:
+    """Whether a Task of the execution has started its work and not yet begun to wait for it (its
+    state's thread has yet to reach the wait): a moment that has not settled."""
+    with _waits_lock:
+        return any(waiting == execution and deadline is None for waiting, deadline in _waits.values())
 
 
 class ClockDeadlineEvent:
@@ -56,6 +67,13 @@ class ClockDeadlineEvent:
     def __init__(self) -> None:
         self._condition = threading.Condition()
         self._set = False
+        # Created as its Task starts (just before its work): the deadline counts from here, as the
+        # Task's timeout counts from its start on AWS. A Task without a timeout waits for nothing.
+        clock = active.clock
+        self._started_ms = clock.now_ms() if clock is not None else 0
+        if clock is not None and not task_runs_in_place():
+            with _waits_lock:
+                _waits[id(self)] = (_entered.execution, None)
 
     def set(self) -> None:
         with self._condition:
@@ -68,9 +86,11 @@ class ClockDeadlineEvent:
     def wait(self, timeout: float | None = None) -> bool:
         clock = active.clock
         if clock is None or timeout is None:
+            with _waits_lock:
+                _waits.pop(id(self), None)
             with self._condition:
                 return self._condition.wait_for(lambda: self._set, timeout)
-        deadline_ms = clock.now_ms() + timeout * MILLISECONDS_PER_SECOND
+        deadline_ms = (self._started_ms or clock.now_ms()) + timeout * MILLISECONDS_PER_SECOND
         stop_listening = clock.on_advance(self._look_again)
         with _waits_lock:
             _waits[id(self)] = (_entered.execution, deadline_ms)

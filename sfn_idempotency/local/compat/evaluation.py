@@ -60,6 +60,12 @@ class _TaskTimeouts(threading.local):
 _task_timeouts = _TaskTimeouts()
 
 
+def task_runs_in_place() -> bool:
+    """Whether the Task this thread is about to start has no timeout of its own (fix 63: its work
+    runs in this thread, and nothing waits for it)."""
+    return _task_timeouts.unlimited
+
+
 def _noting_a_task_without_a_timeout(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
     from moto.stepfunctions.parser.asl.component.common.timeouts.timeout import TimeoutSeconds
 

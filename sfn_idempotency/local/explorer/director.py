@@ -323,7 +323,11 @@ class Director:
         for (a call held for an earlier run of a redriven execution holds nothing)."""
         held = {h.pause.execution_arn for h in self.held if h.pause.holding}
         held |= {p.execution_arn for p in self.helper_pauses if p.holding}
-        held |= {g.subject.arn for g in self.observer.held_gates() if self.observer.still_awaited(g)}
+        held |= {
+            g.subject.arn
+            for g in self.observer.held_gates()
+            if self.observer.still_awaited(g) and not task_deadlines.starting(g.subject.arn)
+        }
         going = [e.arn for e in self.outcome.executions if e.arn and not self.cloud.has_settled(e.arn)]
         return all(arn in held for arn in going + self._running_helpers())
 
