@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from hypothesis import HealthCheck, Phase, Verbosity, assume, given, settings
 from hypothesis import seed as with_seed
+from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
 from sfn_idempotency.local import compat, task_deadlines
@@ -207,6 +208,10 @@ def _search(
         search()
     except _Found as found:
         return found.outcome
+    except Flaky as flaky:  # it broke once, and not when hypothesis ran it again
+        raise ExplorerError(
+            f"a schedule broke an invariant once but not again, so a step is not deterministic: {flaky}"
+        ) from None
     return None
 
 
