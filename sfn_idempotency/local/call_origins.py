@@ -59,7 +59,9 @@ def _function_known(original: Callable[..., None]) -> Callable[..., None]:
 @contextlib.contextmanager
 def _calling(env: Any) -> Iterator[None]:
     context = env.states.context_object.context_object_data
-    _origin.execution, _origin.state = str(context["Execution"]["Id"]), str(context["State"]["Name"])
+    # TestState may give a context of its own, with members left out or empty
+    _origin.execution = str((context.get("Execution") or {}).get("Id", ""))
+    _origin.state = str((context.get("State") or {}).get("Name", ""))
     try:
         yield
     finally:

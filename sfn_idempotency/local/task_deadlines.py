@@ -40,7 +40,8 @@ _waits: dict[int, tuple[str, float | None]] = {}
 
 def _remember_the_execution(state: Any, env: Any) -> bool:
     """The entry hook: which execution this thread's Task, if it waits, belongs to."""
-    _entered.execution = str(env.states.context_object.context_object_data["Execution"]["Id"])
+    execution = env.states.context_object.context_object_data.get("Execution") or {}
+    _entered.execution = str(execution.get("Id", ""))  # TestState's context may have none
     return True
 
 

@@ -611,3 +611,25 @@ def test_a_tested_state_is_named_state_name_in_its_context(local_cloud: LocalClo
     }
     answer = local_cloud.test_state(definition=json.dumps(definition), stateName="State0", input="{}")
     assert json.loads(answer["output"]) == {"name": "StateName"}
+
+
+@pytest.mark.parametrize("context", [{"Execution": {}, "State": {}, "StateMachine": {}}, {}])
+def test_a_task_runs_with_a_given_context_whatever_it_leaves_out(
+    local_cloud: LocalCloud, context: dict[str, Any]
+):
+    # Recorded (EMPTY_OBJECTS): a Task tested with a context of empty sections runs, its mocked
+    # answer its result (the engine's own look at which execution calls must not need them)
+    state = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "lambda_function_name", "Payload": {"input-value": 0}},
+        "ResultSelector": {"pokemon.$": "$.Payload.pokemon"},
+        "End": True,
+    }
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input="{}",
+        context=json.dumps(context),
+        mock={"result": json.dumps({"Payload": {"pokemon": "pikachu"}})},
+    )
+    assert (answer["status"], json.loads(answer["output"])) == ("SUCCEEDED", {"pokemon": "pikachu"})
