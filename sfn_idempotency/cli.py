@@ -88,6 +88,13 @@ def port(text: str) -> int:
     return number
 
 
+def retained_executions(text: str) -> int:
+    number = int(text)  # argparse turns the ValueError into "invalid retained_executions value"
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"the executions to keep are 0 or more, got {number}")
+    return number
+
+
 def seconds(text: str) -> float:
     value = float(text)
     if not 0 < value < float("inf"):
@@ -206,6 +213,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="the port of the HTTP front door, or of your app's first REST API stage (each next "
         "stage takes the port after); default: any free port",
+    )
+    serve.add_argument(
+        "--retain-executions",
+        type=retained_executions,
+        default=None,
+        metavar="N",
+        help="keep at most N ended executions, forgetting the oldest first (default: keep every "
+        "one, as AWS keeps them for 90 days); for a serve left running for days",
     )
     serve.add_argument(
         "--mock-config",
@@ -602,6 +617,7 @@ def serve(arguments: argparse.Namespace) -> int:
         backend=ServerBackend(arguments.host, arguments.port, console, access),
         mock_config=mocks,
         api_port=arguments.api_port,
+        retain_executions=arguments.retain_executions,
     )
     try:
         cloud.start()

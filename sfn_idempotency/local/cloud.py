@@ -30,6 +30,7 @@ from sfn_idempotency.local import (
     compat,
     mock_files,
     redrive,
+    retention,
     runtimes,
     state_entry,
     task_deadlines,
@@ -70,6 +71,18 @@ INLINE_KEY_FUNCTION = "idempotency-key"
 INLINE_TABLE = "idempotency-records"
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
+_clients_lock = threading.Lock()
+_session_of_clients: boto3.Session | None = None
+
+
+def _clients_session() -> boto3.Session:
+    """The session every LocalCloud's clients come from. A session loads the SDK's endpoint rules
+    (a megabyte of JSON) and each service's model once; moto drops boto3's default session at every
+    start, so each LocalCloud, one per test, loaded them all again (about 0.2 s a start)."""
+    global _session_of_clients
+    if _session_of_clients is None:
+        _session_of_clients = boto3.Session()
+    return _session_of_clients
 
 
 class EngineError(RuntimeError):
@@ -197,19 +210,25 @@ class LocalCloud:
         mock_config: MockConfigInput | MockConfigSource | None = None,
         api_port: int = 0,
         task_timeouts_on_clock: bool = False,
+        retain_executions: int | None = None,
     ) -> None:
         """``mock_config``: Step Functions Local's mock file (a path, read again when it changes) or
         its content as a dict, for executions started as ``<stateMachineArn>#<TestCase>``.
         ``api_port``: the port of the first REST API stage a deployed stack serves (each next one
         takes the port after); 0, any free port. ``task_timeouts_on_clock``: moving ``clock`` past a
         running Task's ``TimeoutSeconds`` times it out at once (sfn_idempotency.local.task_deadlines);
-        off, a Task times out in real time only, and a test may hold a step past its lease."""
+        off, a Task times out in real time only, and a test may hold a step past its lease.
+        ``retain_executions``: keep at most this many ended executions, the oldest forgotten first
+        (sfn_idempotency.local.retention); None keeps every one, as AWS keeps them for 90 days."""
         compat.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region = region
         self.account = MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
         self.api_port = api_port
         self.task_timeouts_on_clock = task_timeouts_on_clock
+        if retain_executions is not None and retain_executions < 0:
+            raise EngineError(f"retain_executions must be 0 or more, not {retain_executions}")
+        self.retain_executions = retain_executions
         self.clock = MovableClock()
         self.faults = FaultPlan(region)
         self.calls = CallCounter()
@@ -220,6 +239,8 @@ class LocalCloud:
         self._inline_substitutions: dict[str, str] | None = None
         self._sfn_unprefixed: Any = None
         self._rest_apis: RestApiServers | None = None
+        self._own_clients: dict[str, Any] = {}
+        self._own_clients_lock = threading.Lock()
         self.mock_config = (
             mock_config
             if mock_config is None or isinstance(mock_config, MockConfigSource)
@@ -242,6 +263,8 @@ class LocalCloud:
         task_deadlines.install()
         call_origins.install()
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
+        retention.retention.keep(self.retain_executions)
+        compat.execution_ends.ends.listeners[:] = [redrive.release_a_succeeded_run, retention.retention.ended]
         compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
         self.backend.start()
         runtimes.endpoint_url = self.endpoint_url
@@ -271,6 +294,7 @@ class LocalCloud:
             if self._rest_apis is not None:
                 self._rest_apis.close()
                 self._rest_apis = None
+            self._own_clients.clear()  # a next start may serve another endpoint
             compat.interceptor.hooks.clear()
             compat.interceptor.answer_hooks.clear()
             state_entry.hooks.cloud.clear()
@@ -283,6 +307,8 @@ class LocalCloud:
             compat.retry_time.scale = 1.0
             compat.redrive_clock.now = time.time
             task_deadlines.active.clock = None
+            compat.execution_ends.ends.listeners.clear()
+            retention.retention.keep(None)
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)
             for name, level in self._log_levels.items():
@@ -311,14 +337,24 @@ class LocalCloud:
         """A boto3 client for this cloud (its credentials are fake and never leave the machine).
         ``inject_host_prefix=False`` for StartSyncExecution against a server endpoint (the SDK would
         send it to a "sync-" host that a loopback address does not have)."""
-        return boto3.client(
-            service,
-            region_name=self.region,
-            endpoint_url=self.endpoint_url,
-            aws_access_key_id="local",
-            aws_secret_access_key="local",
-            config=Config(inject_host_prefix=inject_host_prefix),
-        )
+        with _clients_lock:  # a boto3 session makes one client at a time
+            return _clients_session().client(
+                service,
+                region_name=self.region,
+                endpoint_url=self.endpoint_url,
+                aws_access_key_id="local",
+                aws_secret_access_key="local",
+                config=Config(inject_host_prefix=inject_host_prefix),
+            )
+
+    def _own_client(self, service: str) -> Any:
+        """One client per service for the engine's own set-up calls (a log group per machine...):
+        each new boto3 client costs about 25 ms, several per machine a `serve` deploys. Users get
+        a client of their own from ``client``, whose events they may register on."""
+        with self._own_clients_lock:
+            if service not in self._own_clients:
+                self._own_clients[service] = self.client(service)
+            return self._own_clients[service]
 
     # -- resources -------------------------------------------------------------------------
     def add_function(
@@ -405,7 +441,7 @@ class LocalCloud:
         elif metrics is not None:
             logging_configuration = self._metrics_logging(name)
         if metrics is not None:
-            put_metric_filters(self.client("logs"), f"{EXPRESS_LOG_GROUP_PREFIX}{name}", metrics)
+            put_metric_filters(self._own_client("logs"), f"{EXPRESS_LOG_GROUP_PREFIX}{name}", metrics)
         response = self.sfn.create_state_machine(
             name=name,
             definition=definition,
@@ -426,7 +462,7 @@ class LocalCloud:
 
     def _logging_to_own_group(self, name: str, *, include_execution_data: bool) -> dict[str, Any]:
         group = f"{EXPRESS_LOG_GROUP_PREFIX}{name}"
-        logs = self.client("logs")
+        logs = self._own_client("logs")
         with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
             logs.create_log_group(logGroupName=group)
         group_arn = f"arn:aws:logs:{self.region}:{self.account}:log-group:{group}:*"

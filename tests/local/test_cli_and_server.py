@@ -569,3 +569,26 @@ def test_no_console_and_a_fixed_api_port():
     finally:
         process.kill()
         process.wait(COMMAND_DEADLINE_SECONDS)
+
+
+def test_serve_keeps_the_executions_it_is_told_to_and_refuses_a_negative_count():
+    # Given serve told to keep 3 ended executions, When it starts, Then it is ready
+    process = start_server("--no-console", "--retain-executions", "3")
+    try:
+        ready = read_ready_line(process)
+        assert ready["stateMachineArns"]
+    finally:
+        process.kill()
+        process.wait(COMMAND_DEADLINE_SECONDS)
+    # And a negative count is refused before anything starts, in one line
+    refused = subprocess.run(
+        [CLI, "serve", "--retain-executions", "-1"],
+        capture_output=True,
+        text=True,
+        env=clean_environment(),
+        timeout=COMMAND_DEADLINE_SECONDS,
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert "argument --retain-executions: the executions to keep are 0 or more, got -1" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -331,3 +331,26 @@ def test_an_events_timestamp_is_written_as_moto_wrote_it(local_cloud: LocalCloud
     from moto.stepfunctions.parser.asl.eval.event import event_manager
 
     assert event_manager.iso_8601_datetime_with_milliseconds(moment) == moto_wrote(moment)
+
+
+def test_a_json_values_copy_is_its_own_and_other_objects_are_deep_copied():
+    from sfn_idempotency.local.compat.evaluation import copied_json
+
+    # Given a workflow value with nested dicts and lists, and a value that is not JSON
+    moment = datetime.datetime(2026, 12, 2, tzinfo=datetime.UTC)
+    original: dict[str, Any] = {
+        "order": {"items": [{"sku": "a", "qty": 1}], "tags": ["x"]},
+        "at": moment,
+        "n": None,
+    }
+    # When it is copied (fix 85)
+    copied = copied_json(original)
+    copied["order"]["items"][0]["qty"] = 2
+    copied["order"]["tags"].append("y")
+    # Then the copy is equal to what it was, and changing it changes nothing of the original
+    assert original == {"order": {"items": [{"sku": "a", "qty": 1}], "tags": ["x"]}, "at": moment, "n": None}
+    assert copied["at"] == moment
+    # And what is not JSON is copied as copy.deepcopy copies it
+    nested = {"set": {1, 2}}
+    assert copied_json(nested)["set"] is not nested["set"]
+    assert copied_json(nested) == nested

@@ -25,10 +25,16 @@ evaluation (how the interpreter evaluates)
   65. [speed] A running or ended program's state (names only) is copied attribute by attribute,
       not by ``deepcopy``'s generic walk, at every state and every Map iteration's frame.
   66. [speed] A history event's timestamp is written with ``isoformat``, not ``strftime``.
+  84. [speed] moto's list of every thread its interpreter started keeps the live ones only (it
+      kept every ended thread, and what it held, for the life of the process).
+  85. [speed] A workflow's JSON values are deep-copied by a walk that knows dicts and lists, not
+      by ``copy.deepcopy``'s generic one.
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's
       global lock (moto took it, and searched its registry, at every look-up).
+  81. [speed] ``moto.batch`` (and EC2 with it) loads at the first Batch request, not when the
+      interpreter is imported.
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
@@ -37,11 +43,17 @@ execution_ends (an execution's end)
       and status-change event (moto: when the running state returned); the history takes nothing
       after its first terminal event, so a running Task's late answer is dropped; an ended status
       is written after the output, error and cause it goes with.
+  83. [speed] The history of an execution that SUCCEEDED is packed (compressed) once it ended.
 
 history (an execution's history events)
   74. [L44] An ``EvaluationFailed`` event follows what its state's entered event followed, and a
       Distributed Map's ``MapStateExited`` follows its ``MapRunStarted`` (recorded; moto linked
       each to the last event before it); a runtime error's cause names its state's entered event.
+
+execution_lookups (finding and listing a machine's executions)
+  82. [speed] DescribeExecution, GetExecutionHistory and ListExecutions find an execution through
+      an index of ARNs, and read a page backwards from the newest execution or the token's (moto
+      walked and sorted every execution the machine ever had, at every call).
 
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).
@@ -231,6 +243,7 @@ from sfn_idempotency.local.compat import (
     events,
     execution_ends,
     execution_logs,
+    execution_lookups,
     express,
     history,
     http_task,
@@ -247,7 +260,7 @@ from sfn_idempotency.local.compat import (
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
 from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
-from sfn_idempotency.local.compat.patching import Patch, apply, missing
+from sfn_idempotency.local.compat.patching import IncompatibleMotoError, Patch, apply, missing
 from sfn_idempotency.local.compat.redrive_fields import redrive_clock
 
 __all__ = [
@@ -271,6 +284,9 @@ __all__ = [
 SUPPORTED_MOTO = ">=5.2.5,<5.3"
 
 # Every moto internal the engine touches, by surface; attributes only read use `keep`.
+# Fix 81 before anything imports moto's interpreter (its Batch integration would import EC2).
+moto_core.defer_batch_models()
+
 PATCHES: tuple[Patch, ...] = (
     *interpreter.PATCHES,
     *evaluation.PATCHES,
@@ -294,22 +310,21 @@ PATCHES: tuple[Patch, ...] = (
     *redrive_fields.PATCHES,
     *distributed_map.PATCHES,
     *execution_ends.PATCHES,
+    *execution_lookups.PATCHES,
     *moto_core.PATCHES,
 )
 
 
-class IncompatibleMotoError(RuntimeError):
-    """The installed moto lacks an internal that a fix patches: results would be wrong, so refuse."""
-
-
-def incompatibilities() -> list[str]:
-    """What each fix needs from moto and this moto lacks (empty: every fix applies)."""
-    return missing(PATCHES)
+def incompatibilities(*, loaded_only: bool = False) -> list[str]:
+    """What each fix needs from moto and this moto lacks (empty: every fix applies).
+    ``loaded_only``: fixes of moto modules that load on demand wait for their first import."""
+    return missing(PATCHES, loaded_only=loaded_only)
 
 
 def check() -> None:
-    """Refuse a moto whose internals moved, naming its version and the fixes that cannot apply."""
-    problems = incompatibilities()
+    """Refuse a moto whose internals moved, naming its version and the fixes that cannot apply
+    (those of modules that load on demand are checked at their first import)."""
+    problems = incompatibilities(loaded_only=True)
     if problems:
         raise IncompatibleMotoError(
             f"moto {importlib.metadata.version('moto')} is not supported by the local engine "

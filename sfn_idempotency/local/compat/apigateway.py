@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from sfn_idempotency.local.compat.cloudformation import resource_model
-from sfn_idempotency.local.compat.patching import Patch, add, keep
+from sfn_idempotency.local.compat.patching import Patch, add, after_first_import, keep
 
 _METHOD = "moto.apigateway.models:Method"
 _DEPLOYMENT = "moto.apigateway.models:Deployment"
@@ -208,6 +208,10 @@ def install_models() -> None:
     """Make the two models known (the caller lists moto's models again afterwards), and give a
     deployment the physical id ``Ref`` answers on AWS, its id (moto's Ref gave the object)."""
     _models()
+    after_first_import(_DEPLOYMENT.partition(":")[0], "a deployment's physical id", _deployment_id)
+
+
+def _deployment_id() -> None:
     add(_DEPLOYMENT, "physical_resource_id", property(lambda deployment: deployment.id))
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import Patch, add, keep
+from sfn_idempotency.local.compat.patching import Patch, add, after_first_import, keep
 
 _SFN_MODELS = "moto.stepfunctions.models:StateMachine"
 _TABLE = "moto.dynamodb.models.table:Table"
@@ -382,14 +382,20 @@ def install_models() -> None:
     """Register the queue policy's and the metric filter's models, and have moto list its models
     again: it lists them once (``lru_cache``), so models defined after that (here and in
     compat.apigateway) need it."""
-    from moto.cloudformation import parsing
-
     with _model_lock:
         _queue_policy_model()
         _metric_filter_model()
         _alarm_model()
         # fix 80: a layer version's Ref is its ARN (moto's was empty)
         add(_LAYER, "physical_resource_id", property(lambda layer: layer.arn))
+    # moto's CloudFormation loads on demand (patching.LOADED_ON_DEMAND): its lists, if made
+    after_first_import(_PARSING, "list every model again", _list_models_again)
+
+
+def _list_models_again() -> None:
+    from moto.cloudformation import parsing
+
+    with _model_lock:
         parsing.get_model_list.cache_clear()
         parsing.get_model_map.cache_clear()
         parsing.get_name_type_map.cache_clear()

@@ -1,5 +1,5 @@
 """How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps
-(fixes 59, 63, 65 and 66, speed: no behaviour changes).
+(fixes 59, 63, 65, 66, 84 and 85, speed: no behaviour changes).
 
 59. moto ran every program (the machine's, each Map iteration's, each Parallel branch's) in a
     thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A program without
@@ -13,13 +13,25 @@
     None, so a copy of its attributes is a deep copy, without ``deepcopy``'s generic walk.
 66. Every history event's timestamp was written with ``strftime``; ``isoformat`` writes the same
     text (milliseconds truncated, as ``[:-3]`` truncated microseconds) for a four-digit year.
+84. moto put every thread its interpreter starts (each execution's, Map iteration's, Parallel
+    branch's, callback wait's) on a list that nothing reads and nothing empties: each ended thread,
+    its events and what its target held stayed for the life of the process. The list now keeps the
+    threads that are alive.
+85. moto deep-copies a workflow's JSON values (its input, each state's result, a Task's
+    parameters, what a path selects, the evaluation stack) with ``copy.deepcopy``, whose generic
+    walk (a memo and a dispatch per object) was the largest cost of the interpreter's own. Dicts,
+    lists and scalars are now copied by a walk that knows them; anything else still goes through
+    ``copy.deepcopy``. (A JSON value has no shared parts, so keeping them shared, as the memo did,
+    never mattered.)
 """
 
 from __future__ import annotations
 
+import copy
 import datetime
 import logging
 import threading
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -115,6 +127,62 @@ def _written_without_strftime(original: Callable[[Any], str]) -> Callable[[Any],
     return iso_8601_datetime_with_milliseconds
 
 
+class LiveThreads(list[threading.Thread]):
+    """moto's ``TMP_THREADS``, keeping the threads that are alive: ended ones are dropped whenever
+    the list has doubled since it was last pruned (so an append costs the same, however many ran)."""
+
+    _FLOOR = 64
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._prune_at = self._FLOOR
+        self._lock = threading.Lock()
+
+    def append(self, thread: threading.Thread) -> None:
+        with self._lock:
+            super().append(thread)
+            if len(self) >= self._prune_at:
+                self[:] = [kept for kept in self if kept.is_alive()]
+                self._prune_at = max(self._FLOOR, 2 * len(self))
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def copied_json(value: Any) -> Any:
+    """A deep copy of a JSON value (dicts, lists, scalars); other objects by ``copy.deepcopy``."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {key: copied_json(item) for key, item in value.items()}
+    if kind is list:
+        return [copied_json(item) for item in value]
+    return copy.deepcopy(value)
+
+
+# What the patched modules call ``copy``: ``deepcopy`` is fix 85's; ``copy`` is the module's own.
+_JSON_COPIES = types.SimpleNamespace(deepcopy=copied_json, copy=copy.copy)
+_JSON_COPYING_MODULES = (  # each copies only the workflow's JSON values with copy.deepcopy
+    "moto.stepfunctions.parser.asl.eval.states",
+    f"{_COMPONENT_PACKAGE}.common.string.string_expression",
+    f"{_COMPONENT_PACKAGE}.state.exec.execute_state",
+    f"{_COMPONENT_PACKAGE}.common.path.result_path",
+    f"{_COMPONENT_PACKAGE}.state.exec.state_task.service.state_task_service",
+)
+
+_live_threads = LiveThreads()
+_THREAD_KEEPERS = (  # every moto module that appends to TMP_THREADS, each with its own name for it
+    "moto.stepfunctions.parser.utils",
+    f"{_COMPONENT_PACKAGE}.program.program",
+    f"{_COMPONENT_PACKAGE}.test_state.program.test_state_program",
+    f"{_COMPONENT_PACKAGE}.state.exec.state_map.iteration.inline_iteration_component",
+    f"{_COMPONENT_PACKAGE}.state.exec.state_task.service.state_task_service_callback",
+    f"{_COMPONENT_PACKAGE}.state.exec.state_parallel.branch_worker",
+    "moto.stepfunctions.parser.backend.execution_worker",
+)
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
@@ -128,6 +196,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(63, _EXECUTE_STATE_MODULE, "Thread", _tasks_without_a_timeout_run_in_place),
     *(Patch(65, _PROGRAM_STATE_MODULE, state, keep) for state in _NAMES_ONLY_PROGRAM_STATES),
     Patch(66, _EVENT_MANAGER_MODULE, "iso_8601_datetime_with_milliseconds", _written_without_strftime),
+    *(Patch(84, module, "TMP_THREADS", lambda _original: _live_threads) for module in _THREAD_KEEPERS),
+    *(Patch(85, module, "copy", lambda _original: _JSON_COPIES) for module in _JSON_COPYING_MODULES),
 )
 
 

@@ -1,4 +1,5 @@
-"""An execution's end: announced to what waits for it (fix 56, speed), and at once (fix 68).
+"""An execution's end: announced to what waits for it (fix 56, speed), at once (fix 68), and packed
+(fix 83, speed).
 
 Every execution's end (SUCCEEDED, FAILED, TIMED_OUT, ABORTED; a sync one's too) is announced on one
 condition, after moto has written the execution's status. Two waiters use it:
@@ -14,16 +15,21 @@ condition, after moto has written the execution's status. Two waiters use it:
     still writes, is dropped. A redrive continues the history in a manager of its own
     (``continued_history``), so an earlier run's late events cannot reach it. An ended status is
     written after the output, error and cause it goes with (moto wrote it first).
+83. [speed] The history of an execution that SUCCEEDED is packed once its end is announced: nothing
+    can add to it (it is sealed, and only an unsuccessful execution is redriven), and its events as
+    dicts were most of the memory an ended execution kept.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import pickle
 import threading
 import weakref
-from collections.abc import Callable
-from typing import Any
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from sfn_idempotency.local.compat.patching import Patch
 
@@ -47,6 +53,7 @@ class ExecutionEnds:
         self._seen = threading.local()  # per pausing thread: the count when it last looked
         self._awaited: dict[int, threading.Event] = {}  # id of an execution: its waiters' event
         self._announced: weakref.WeakSet[Any] = weakref.WeakSet()  # executions whose end is announced
+        self.listeners: list[Callable[[Any], None]] = []  # told of each end (a retention limit)
 
     def announce(self, execution: Any) -> None:
         with self._condition:
@@ -106,8 +113,58 @@ def _announced(original: Callable[[Any], None]) -> Callable[[Any], None]:
             original(self)
         finally:
             ends.announce(self.execution)
+            _pack_a_final_history(self.execution)
+            for listener in list(ends.listeners):
+                listener(self.execution)
 
     return terminated
+
+
+# -- fix 83: an ended execution's history, packed ----------------------------------------------------
+class PackedHistory(Sequence[dict[str, Any]]):
+    """A final history (an execution that SUCCEEDED, which nothing redrives or extends) as one
+    compressed pickle: about a tenth of the memory of its events as dicts. Each read unpacks it;
+    moto's ``get_event_history`` deep-copies it into a list of its own, as it copied the list."""
+
+    def __init__(self, events: list[dict[str, Any]]) -> None:
+        self._packed = zlib.compress(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), 1)
+        self._length = len(events)
+
+    def unpacked(self) -> list[dict[str, Any]]:
+        events: list[dict[str, Any]] = pickle.loads(zlib.decompress(self._packed))  # our own bytes
+        return events
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return self.unpacked()[index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.unpacked())
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[dict[str, Any]]:
+        return self.unpacked()
+
+    def append(self, event: dict[str, Any]) -> None:
+        raise RuntimeError("a packed history is final: fix 68 seals it before anything is appended")
+
+
+def _pack_a_final_history(execution: Any) -> None:
+    if getattr(getattr(execution, "exec_status", None), "value", None) != "SUCCEEDED":
+        return  # a FAILED, ABORTED or TIMED_OUT execution may be redriven: its history grows
+    manager: Any = getattr(getattr(execution.exec_worker, "env", None), "event_manager", None)
+    events = getattr(manager, "_history_event_list", None)
+    if manager is None or not isinstance(events, list) or not getattr(manager, _SEALED, False):
+        return
+    with manager._mutex:
+        manager._history_event_list = PackedHistory(events)
 
 
 # -- fix 68: an end at once ------------------------------------------------------------------------

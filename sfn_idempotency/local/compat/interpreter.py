@@ -18,6 +18,7 @@ from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
 
+from sfn_idempotency.local import program_store
 from sfn_idempotency.local.calls import CallInterceptor
 from sfn_idempotency.local.compat import integrations
 from sfn_idempotency.local.compat.patching import Patch, keep
@@ -133,6 +134,10 @@ retry_time = _ScaledTime()
 
 @functools.lru_cache(maxsize=_PARSED_PROGRAMS_KEPT)
 def _parsed(definition: str) -> Any:
+    return program_store.stored(definition, _parsed_by_antlr)
+
+
+def _parsed_by_antlr(definition: str) -> Any:
     from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
     return _draw_heap_keys(AmazonStateLanguageParser.parse(definition)[0])

@@ -1,0 +1,205 @@
+"""Issue 42: the engine stays flat as work grows. Executions are found and listed through an index
+(fix 82), a finished history is packed (fix 83), ended threads are let go (fix 84), and a retention
+limit forgets the oldest ended executions. What each keeps is checked here; `make bench` measures."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from sfn_idempotency.local import LocalCloud, redrive
+from sfn_idempotency.local.cloud import EngineError
+from sfn_idempotency.local.compat import execution_lookups
+from sfn_idempotency.local.compat.execution_ends import PackedHistory
+
+ROLE = "arn:aws:iam::123456789012:role/flat"
+# An order fails when its "fail" is true: two statuses to filter on.
+CHOICE_MACHINE = json.dumps(
+    {
+        "StartAt": "Decide",
+        "States": {
+            "Decide": {
+                "Type": "Choice",
+                "Choices": [{"Variable": "$.fail", "BooleanEquals": True, "Next": "Refuse"}],
+                "Default": "Done",
+            },
+            "Refuse": {"Type": "Fail", "Error": "Refused", "Cause": "asked to"},
+            "Done": {"Type": "Pass", "End": True},
+        },
+    }
+)
+WAITING_MACHINE = json.dumps(
+    {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 3600, "End": True}}}
+)
+
+
+def create(cloud: LocalCloud, name: str, definition: str = CHOICE_MACHINE) -> str:
+    return str(
+        cloud.sfn.create_state_machine(name=name, definition=definition, roleArn=ROLE)["stateMachineArn"]
+    )
+
+
+def run_orders(cloud: LocalCloud, machine: str, count: int) -> list[str]:
+    """``count`` executions, every third one failing; their ARNs in the order they started."""
+    return [cloud.run(machine, {"fail": i % 3 == 0}, name=f"order-{i:04d}").arn for i in range(count)]
+
+
+def pages(cloud: LocalCloud, **request: Any) -> Iterator[dict[str, Any]]:
+    answer = cloud.sfn.list_executions(**request)
+    yield answer
+    while "nextToken" in answer:
+        answer = cloud.sfn.list_executions(**request, nextToken=answer["nextToken"])
+        yield answer
+
+
+def listed(cloud: LocalCloud, **request: Any) -> list[str]:
+    return [item["executionArn"] for page in pages(cloud, **request) for item in page["executions"]]
+
+
+def motos_own_listing(machine: str, status: str | None = None) -> list[str]:
+    """What moto's own ListExecutions gives, for comparison: its sort of every execution."""
+    from moto.stepfunctions.models import StepFunctionBackend
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    backend = stepfunctions_parser_backends["123456789012"]["us-east-1"]
+    original = StepFunctionBackend._sfn_local_original_list_executions
+    executions, token = original(backend, machine, status_filter=status, max_results=1000)
+    assert token is None
+    return [execution.execution_arn for execution in executions]
+
+
+def test_pages_list_every_execution_newest_first_as_moto_sorted_them(local_cloud: LocalCloud):
+    # Given a machine with 40 executions, a third of them failed
+    machine = create(local_cloud, "pages")
+    started = run_orders(local_cloud, machine, 40)
+    # When they are listed in pages of 7, with and without a status filter
+    every = listed(local_cloud, stateMachineArn=machine, maxResults=7)
+    failed = listed(local_cloud, stateMachineArn=machine, maxResults=7, statusFilter="FAILED")
+    # Then each is listed once, newest first, exactly as moto's own sort lists them
+    assert every == list(reversed(started)) == motos_own_listing(machine)
+    assert failed == [arn for i, arn in reversed(list(enumerate(started))) if i % 3 == 0]
+    assert failed == motos_own_listing(machine, "FAILED")
+    # And a page of the default size holds the 40
+    assert len(local_cloud.sfn.list_executions(stateMachineArn=machine)["executions"]) == 40
+
+
+def test_a_token_is_refused_as_moto_refused_it(local_cloud: LocalCloud):
+    machine = create(local_cloud, "tokens")
+    run_orders(local_cloud, machine, 5)
+    token = local_cloud.sfn.list_executions(stateMachineArn=machine, maxResults=2)["nextToken"]
+    # A token from another filter, and a token that is not one
+    with pytest.raises(ClientError) as other_filter:
+        local_cloud.sfn.list_executions(stateMachineArn=machine, statusFilter="FAILED", nextToken=token)
+    with pytest.raises(ClientError) as not_a_token:
+        local_cloud.sfn.list_executions(stateMachineArn=machine, nextToken="not-a-token")
+    assert other_filter.value.response["Error"]["Code"] == "InvalidToken"
+    assert "Input inconsistent with page token" in other_filter.value.response["Error"]["Message"]
+    assert not_a_token.value.response["Error"]["Code"] == "InvalidToken"
+    assert not_a_token.value.response["Error"]["Message"].endswith("Invalid token")
+
+
+def test_executions_started_in_the_same_microsecond_are_listed_as_moto_sorts_them(local_cloud: LocalCloud):
+    # Given executions whose start times tie (concurrent starts can share a microsecond)
+    machine = create(local_cloud, "ties")
+    started = run_orders(local_cloud, machine, 6)
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    machine_object = stepfunctions_parser_backends["123456789012"]["us-east-1"].describe_state_machine(
+        machine
+    )
+    executions = machine_object.executions
+    tie = executions[2].start_date
+    for execution in executions[3:5]:
+        execution.start_date = tie
+    execution_lookups.forget_index(machine_object)  # as if they had been added with these starts
+    # When they are listed, Then in moto's stable order (the tie in the order they were added)
+    assert listed(local_cloud, stateMachineArn=machine, maxResults=4) == motos_own_listing(machine)
+    assert len(set(started)) == 6
+
+
+def test_an_execution_is_described_from_the_index_and_a_missing_one_is_refused(local_cloud: LocalCloud):
+    machine = create(local_cloud, "describe")
+    started = run_orders(local_cloud, machine, 12)
+    # Every execution is described as itself, newest and oldest alike
+    for arn in (started[0], started[6], started[-1]):
+        assert local_cloud.sfn.describe_execution(executionArn=arn)["executionArn"] == arn
+    # One never started, and one of a machine that does not exist, are refused as moto refused them
+    for missing in (f"{started[0][:-4]}nope", started[0].replace(":describe:", ":elsewhere:")):
+        with pytest.raises(ClientError) as refused:
+            local_cloud.sfn.describe_execution(executionArn=missing)
+        assert refused.value.response["Error"]["Code"] == "ExecutionDoesNotExist"
+
+
+def test_a_succeeded_history_is_packed_and_answers_the_same_events(local_cloud: LocalCloud):
+    # Given one execution that succeeded and one that failed
+    machine = create(local_cloud, "packed")
+    succeeded, failed = (local_cloud.run(machine, {"fail": fail}) for fail in (False, True))
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    backend = stepfunctions_parser_backends["123456789012"]["us-east-1"]
+
+    def kept(arn: str) -> Any:
+        return backend.describe_execution(arn).exec_worker.env.event_manager._history_event_list
+
+    # Then the succeeded one's history is packed, the failed one's (which a redrive extends) is not
+    assert isinstance(kept(succeeded.arn), PackedHistory)
+    assert isinstance(kept(failed.arn), list)
+    # And only the failed one keeps the record a redrive resumes from
+    frames = [redrive._frame(backend.describe_execution(r.arn).exec_worker.env) for r in (succeeded, failed)]
+    assert frames[0] is None
+    assert frames[1] is not None
+    # And GetExecutionHistory answers every event of it, in order, forwards and in reverse
+    events = local_cloud.sfn.get_execution_history(executionArn=succeeded.arn)["events"]
+    assert [event["type"] for event in events] == [
+        "ExecutionStarted",
+        "ChoiceStateEntered",
+        "ChoiceStateExited",
+        "PassStateEntered",
+        "PassStateExited",
+        "ExecutionSucceeded",
+    ]
+    reverse = local_cloud.sfn.get_execution_history(executionArn=succeeded.arn, reverseOrder=True)["events"]
+    assert reverse == list(reversed(events))
+    assert [event["type"] for event in succeeded.history] == [event["type"] for event in events]
+
+
+def test_ended_interpreter_threads_are_let_go(local_cloud: LocalCloud):
+    from moto.stepfunctions.parser.backend import execution_worker
+
+    machine = create(local_cloud, "threads")
+    run_orders(local_cloud, machine, 300)
+    # moto kept all 300 (and more: one per program); the list keeps the live ones, pruned as it doubles
+    assert len(execution_worker.TMP_THREADS) < 2 * 64
+
+
+@pytest.fixture
+def retaining_cloud() -> Iterator[LocalCloud]:
+    with LocalCloud(retry_wait_scale=0, retain_executions=3) as cloud:
+        yield cloud
+
+
+def test_a_retention_limit_forgets_the_oldest_ended_executions_and_never_a_running_one(
+    retaining_cloud: LocalCloud,
+):
+    cloud = retaining_cloud
+    # Given a running execution, then 104 that ended (the limit is 3; forgetting waits for 100 more)
+    waiting = cloud.start_execution(create(cloud, "waiting", WAITING_MACHINE), {})
+    machine = create(cloud, "retained")
+    started = run_orders(cloud, machine, 104)
+    # Then the three newest ended ones are kept, and the oldest are forgotten as AWS forgets them
+    assert listed(cloud, stateMachineArn=machine) == list(reversed(started[-3:]))
+    with pytest.raises(ClientError) as forgotten:
+        cloud.sfn.describe_execution(executionArn=started[0])
+    assert forgotten.value.response["Error"]["Code"] == "ExecutionDoesNotExist"
+    assert cloud.sfn.describe_execution(executionArn=started[-1])["status"] in {"SUCCEEDED", "FAILED"}
+    # And the running execution is still there
+    assert cloud.sfn.describe_execution(executionArn=waiting)["status"] == "RUNNING"
+
+
+def test_a_negative_retention_is_refused_before_anything_starts():
+    with pytest.raises(EngineError, match="retain_executions must be 0 or more, not -1"):
+        LocalCloud(retain_executions=-1)
