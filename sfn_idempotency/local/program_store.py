@@ -4,9 +4,8 @@ earlier one parsed (part of fix 9's "each definition is parsed once").
 moto parses a definition with an ANTLR parser written in Python: 0.1 to 0.4 s a definition, most of
 a `serve` start that deploys eight machines, and of every test session's first executions. The
 parsed program pickles in about 10 ms. A stored program is keyed by the definition, the versions of
-Python, moto and the parser's libraries, and the engine's own fixes (the source of
-``sfn_idempotency.local.compat``, which patches the parser), so a program parsed by other code is
-never read back.
+Python, moto and the parser's libraries, and the engine's own source (``sfn_idempotency.local``,
+whose fixes patch the parser), so a program parsed by other code is never read back.
 
 The store is ``$SFN_IDEMPOTENCY_CACHE_DIR``, else ``$XDG_CACHE_HOME/sfn-idempotency`` (by default
 ``~/.cache/sfn-idempotency``), a folder only its user may read or write; ``SFN_IDEMPOTENCY_CACHE_DIR=off``
@@ -50,8 +49,8 @@ PARSER_DISTRIBUTIONS = ("moto", "antlr4-python3-runtime", "jsonpath-ng", "jsonat
 
 @functools.cache
 def _fixes_fingerprint() -> str:
-    """Python's, moto's and the parser's versions, and the source of every fix: a change to any
-    makes stored programs unread."""
+    """Python's, moto's and the parser's versions, and the engine's source (its fixes patch the
+    parser): a change to any makes stored programs unread."""
     digest = hashlib.sha256(sys.version.encode())
     for distribution in PARSER_DISTRIBUTIONS:
         try:
@@ -59,9 +58,9 @@ def _fixes_fingerprint() -> str:
         except importlib.metadata.PackageNotFoundError:
             version = "absent"
         digest.update(f"{distribution}=={version}".encode())
-    compat = Path(__file__).parent / "compat"
-    for source in sorted(compat.glob("*.py")):
-        digest.update(source.name.encode())
+    engine = Path(__file__).parent
+    for source in sorted(engine.rglob("*.py")):
+        digest.update(source.relative_to(engine).as_posix().encode())
         digest.update(source.read_bytes())
     return digest.hexdigest()
 

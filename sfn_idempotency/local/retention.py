@@ -18,10 +18,10 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
+from sfn_idempotency.executions import TERMINAL_STATUSES
 from sfn_idempotency.local.compat import execution_lookups
 
 SLACK_FLOOR = 100  # executions ended beyond the limit before the oldest are forgotten
-ENDED_STATUSES = frozenset({"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"})
 
 
 class ExecutionRetention:
@@ -34,8 +34,6 @@ class ExecutionRetention:
 
     def keep(self, limit: int | None) -> None:
         """Keep at most ``limit`` ended executions (None: every one)."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"retain_executions must be 0 or more, not {limit}")
         with self._lock:
             self.limit = limit
             self._ended.clear()
@@ -56,7 +54,7 @@ class ExecutionRetention:
 def forget(executions: list[Any]) -> None:
     """Remove these executions from every machine's list (and version's) that holds them, unless
     one runs again (a redrive)."""
-    gone = {id(execution) for execution in executions if str(execution.status) in ENDED_STATUSES}
+    gone = {id(execution) for execution in executions if str(execution.status) in TERMINAL_STATUSES}
     if not gone:
         return
     for machine in _machines():

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import random
 import re
+import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -32,6 +34,7 @@ HASH_ALGORITHMS = {
 MAX_RANGE_ITEMS = 1000  # as States.ArrayRange
 _COMPILED_KEPT = 1024  # distinct expressions parsed and kept
 _DECLARATION = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*):=")
+_RESULT_CHECKS = ("$exists(", "$type(")  # how moto's validations wrap a composed expression
 _JSON = json.JSONDecoder()
 
 
@@ -68,22 +71,80 @@ def _compiled(expression: str) -> Jsonata:
 
 def _declared_bindings(expression: str) -> tuple[dict[str, Any], str]:
     """Split ``($a:=<JSON>;$b:=<JSON>;body)`` into ``{"a": ..., "b": ...}`` and ``(body)``. Binding a
-    name to a JSON value ahead of a block is what the declaration does, so the meaning is the same."""
+    name to a JSON value ahead of a block is what the declaration does, so the meaning is the same.
+    A declaration of ``$states`` names its value (``encode_states``) instead of holding it as text.
+    moto's checks of a result wrap the whole text once more (``$exists(…)``, ``$type(…)``)."""
+    for check in _RESULT_CHECKS:
+        if expression.startswith(check) and expression.endswith(")"):
+            checked, body = _declared_bindings(expression[len(check) : -1])
+            return checked, f"{check}{body})"
     if not (expression.startswith("(") and expression.endswith(")")):
         return {}, expression
     text = expression[1:-1]
     bindings: dict[str, Any] = {}
     position = 0
     while (declaration := _DECLARATION.match(text, position)) is not None:
-        try:
-            value, end = _JSON.raw_decode(text, declaration.end())
-        except ValueError:
-            break
-        if not text.startswith(";", end):
-            break
-        bindings[declaration.group(1)] = _as_jsonata(value)
+        if text.startswith(_NAMED_VALUE, declaration.end()):
+            end = text.index(";", declaration.end())
+            value = _named_value(int(text[declaration.end() + len(_NAMED_VALUE) : end]))
+        else:
+            try:
+                decoded, end = _JSON.raw_decode(text, declaration.end())
+            except ValueError:
+                break
+            if not text.startswith(";", end):
+                break
+            value = _as_jsonata(decoded)
+        bindings[declaration.group(1)] = value
         position = end + 1
     return bindings, f"({text[position:]})"
+
+
+# -- $states by name, not as text -------------------------------------------------------------------
+# moto writes ``$states`` (the state's input, its context object, its result) into every expression
+# as JSON text, and fix 15 read it back: each JSONata expression wrote and parsed its whole input.
+# The value is handed over by name instead: ``$states:=<NUL><n>;``, n naming the value in this thread
+# until evaluated. moto evaluates the text it composed at once, in the same thread (and a second
+# time to check a null result), and never keeps it: a few names per thread are enough.
+_NAMED_VALUE = "\x00"
+_NAMES_KEPT = 8
+_named = threading.local()
+_names = itertools.count()
+
+
+def encode_states(bindings: dict[str, Any]) -> str:
+    """``$states:=<NUL><n>;``: the declaration fix 15's evaluator binds to the value itself."""
+    kept: dict[int, Any] = _named.__dict__.setdefault("values", {})
+    parts = []
+    for name, value in bindings.items():
+        number = next(_names)
+        kept[number] = value
+        parts.append(f"{name}:={_NAMED_VALUE}{number};")
+    while len(kept) > _NAMES_KEPT:
+        del kept[next(iter(kept))]
+    return "".join(parts)
+
+
+def _named_value(number: int) -> Any:
+    kept: dict[int, Any] = _named.__dict__.get("values", {})
+    if number not in kept:
+        raise JSONataEvaluationError(f"the engine lost the value of $states ({number}): evaluated too late")
+    return _as_bound(kept[number])
+
+
+def _as_bound(value: Any) -> Any:
+    """What the JSON text of ``value`` read back would be (``_as_jsonata`` of it), without the text:
+    a copy of dicts with text keys, lists and scalars; anything else through the text, as before."""
+    kind = type(value)
+    if value is None:
+        return Utils.NULL_VALUE
+    if kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if kind is list:
+        return [_as_bound(item) for item in value]
+    if kind is dict and all(type(key) is str for key in value):
+        return {key: _as_bound(item) for key, item in value.items()}
+    return _as_jsonata(json.loads(_json_text(value)))
 
 
 def _whole_numbers_as_int(value: Any) -> Any:

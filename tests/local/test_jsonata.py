@@ -3,6 +3,7 @@ Step Functions developer guide: each asserts the output AWS documents."""
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import uuid
@@ -10,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local import LocalCloud, stepfunctions_jsonata
 from sfn_idempotency.local.cloud import ExecutionResult
 
 
@@ -261,3 +262,43 @@ def test_an_expression_that_returns_nothing_names_its_field(
     (failed,) = [e for e in result.history if e["type"] == "EvaluationFailed"]
     assert failed["evaluationFailedEventDetails"]["location"] == location
     assert failed["previousEventId"] == 0  # it follows what its state's entry followed (fix 74)
+
+
+STATES_SAMPLE: dict[str, Any] = {
+    "input": {"quote": 'say "hi"', "accent": "café", "none": None, "items": [1, 2.5, None, {"deep": True}]},
+    "context": {"Execution": {"StartTime": datetime.datetime(2026, 12, 2, 13, 24, tzinfo=datetime.UTC)}},
+    "result": {1: "an integer key"},
+}
+
+
+def test_states_handed_over_by_name_binds_what_its_json_text_bound():
+    # Given $states with quotes, accents, nulls, a timestamp and a key that is not text
+    as_text = f"({stepfunctions_jsonata.encode_declarations({'$states': STATES_SAMPLE})}$states)"
+    by_name = f"({stepfunctions_jsonata.encode_states({'$states': STATES_SAMPLE})}$states)"
+    # When each is read back (fix 86 against fix 15's text)
+    text_bindings, text_body = stepfunctions_jsonata._declared_bindings(as_text)
+    name_bindings, name_body = stepfunctions_jsonata._declared_bindings(by_name)
+    # Then both bind the same values to the same body, and evaluate alike
+    assert (name_bindings, name_body) == (text_bindings, text_body)
+    assert stepfunctions_jsonata.evaluate(by_name) == stepfunctions_jsonata.evaluate(as_text)
+    # And a binding is a copy: the state's own data is untouched by what the evaluator holds
+    name_bindings["states"]["input"]["items"].append("more")
+    assert STATES_SAMPLE["input"]["items"] == [1, 2.5, None, {"deep": True}]
+
+
+def test_a_checked_result_reads_the_named_states_too():
+    # moto checks a null result with $exists(<the composed text>)
+    declared = stepfunctions_jsonata.encode_states({"$states": {"input": {"present": None}}})
+    exists = [
+        stepfunctions_jsonata.evaluate(f"$exists(({declared}$states.input.{name}))")
+        for name in ("present", "absent")
+    ]
+    assert exists == [True, False]
+
+
+def test_a_named_value_evaluated_too_late_is_a_named_error():
+    declared = stepfunctions_jsonata.encode_states({"$states": {"input": 1}})
+    for _ in range(stepfunctions_jsonata._NAMES_KEPT):
+        stepfunctions_jsonata.encode_states({"$states": {}})
+    with pytest.raises(stepfunctions_jsonata.JSONataEvaluationError, match="evaluated too late"):
+        stepfunctions_jsonata.evaluate(f"({declared}$states.input)")

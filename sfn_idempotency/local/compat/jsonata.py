@@ -1,4 +1,4 @@
-"""JSONata and workflow variables, evaluated with jsonata-python (fix 15)."""
+"""JSONata and workflow variables, evaluated with jsonata-python (fix 15; 86, speed: ``$states`` as a value)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,16 @@ def _context_references_allowed(original: Callable[[str], set[str]]) -> Callable
 
 def _escaped_declarations(_original: Any) -> Callable[[dict[str, Any]], str]:
     return stepfunctions_jsonata.encode_declarations
+
+
+def _states_by_name(_original: Any) -> Callable[..., str]:
+    """Fix 86 (speed): ``$states`` is handed to the evaluator as the value itself, not as JSON text
+    it parses back (stepfunctions_jsonata.encode_states); what it binds is what the text gave."""
+
+    def encode_jsonata_variable_declarations(bindings: dict[str, Any]) -> str:
+        return stepfunctions_jsonata.encode_states(bindings)
+
+    return encode_jsonata_variable_declarations
 
 
 def _query_evaluation_errors(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
@@ -212,11 +222,13 @@ PATCHES: tuple[Patch, ...] = (
     Patch(15, _STRING_EXPRESSION_MODULE, "get_intrinsic_functions_declarations", _no_declared_functions),
     *(
         Patch(15, module, "encode_jsonata_variable_declarations", _escaped_declarations)
-        for module in (
-            _JSONATA_MODULE,
-            "moto.stepfunctions.parser.asl.eval.variable_store",
-            "moto.stepfunctions.parser.asl.eval.states",
-        )
+        for module in (_JSONATA_MODULE, "moto.stepfunctions.parser.asl.eval.variable_store")
+    ),
+    Patch(
+        86,
+        "moto.stepfunctions.parser.asl.eval.states",
+        "encode_jsonata_variable_declarations",
+        _states_by_name,
     ),
     Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringJSONata", "_eval_body", _query_evaluation_errors),
     Patch(15, _STRING_EXPRESSION_MODULE, "extract_jsonata_variable_references", _context_references_allowed),
