@@ -291,20 +291,6 @@ def fresh_test() -> Goal:
     )
 
 
-def render(goals: list[Goal], seconds: float) -> str:
-    lines = [
-        "# Speed, flatness and cost: issue 42's goals",
-        "",
-        f"One run of `python -m bench.scale` on {sys.platform}, Python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} cores, {seconds:.0f} s in all.",
-        "",
-        "| what | figure | goal | met |",
-        "|---|---|---|---|",
-    ]
-    lines += [f"| {g.what} | {g.figure} | {g.goal} | {'met' if g.met else 'missed'} |" for g in goals]
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--samples", type=int, default=40, help="executions per latency figure")
@@ -331,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if arguments.fresh_test:
         goals.append(fresh_test())
-    report = render(goals, time.perf_counter() - started)
+    report = speed.render(
+        goals, time.perf_counter() - started, "Speed, flatness and cost: issue 42's goals", "bench.scale"
+    )
     RESULTS_DIR.mkdir(exist_ok=True)
     (RESULTS_DIR / "scale.md").write_text(report, encoding="utf-8")
     print(report)

@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import peer
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 from sfn_idempotency.local.backends import ServerBackend
 from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
@@ -37,23 +38,7 @@ GOAL_MAP_MS = 30.0  # a Map of 100 Pass items, MaxConcurrency 10, on serve (medi
 GOAL_DEMO_S = 60.0  # a fresh clone's `make demo` until the demo's table
 MAP_ITEMS = 100
 MACHINE_PIP_WARNING = "WARNING: Location 'file://"
-MAP_DEFINITION = json.dumps(
-    {
-        "StartAt": "Fan",
-        "States": {
-            "Fan": {
-                "Type": "Map",
-                "MaxConcurrency": 10,
-                "ItemProcessor": {
-                    "ProcessorConfig": {"Mode": "INLINE"},
-                    "StartAt": "Echo",
-                    "States": {"Echo": {"Type": "Pass", "End": True}},
-                },
-                "End": True,
-            }
-        },
-    }
-)
+MAP_DEFINITION = json.dumps(peer.WORKLOADS[2].definition)  # a Map with a Pass inside, MaxConcurrency 10
 
 
 @dataclass(frozen=True)
@@ -229,11 +214,17 @@ def fresh_demo() -> Goal:
     )
 
 
-def render(goals: list[Goal], seconds: float) -> str:
+def render(
+    goals: list[Goal],
+    seconds: float,
+    title: str = "Local speed: issue 31's goals",
+    module: str = "bench.speed",
+) -> str:
+    """The goals as a Markdown table, under ``title``, saying which ``python -m`` measured them."""
     lines = [
-        "# Local speed: issue 31's goals",
+        f"# {title}",
         "",
-        f"One run of `python -m bench.speed` on {sys.platform}, Python {sys.version.split()[0]}, "
+        f"One run of `python -m {module}` on {sys.platform}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} cores, {seconds:.0f} s in all.",
         "",
         "| what | figure | goal | met |",
