@@ -59,11 +59,11 @@ def forget(executions: list[Any]) -> None:
         return
     for machine in _machines():
         # Executions that start meanwhile are appended past ``known``, and stay where they are.
-        known = len(machine.executions)
-        kept = [execution for execution in machine.executions[:known] if id(execution) not in gone]
-        if len(kept) != known:
-            machine.executions[:known] = kept
-            execution_lookups.forget_index(machine)
+        with execution_lookups.pruning(machine):
+            known = len(machine.executions)
+            kept = [execution for execution in machine.executions[:known] if id(execution) not in gone]
+            if len(kept) != known:
+                machine.executions[:known] = kept
 
 
 def _machines() -> Iterator[Any]:

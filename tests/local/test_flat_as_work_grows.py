@@ -4,6 +4,7 @@ limit forgets the oldest ended executions. What each keeps is checked here; `mak
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -102,23 +103,25 @@ def test_a_token_is_refused_as_moto_refused_it(local_cloud: LocalCloud):
     assert not_a_token.value.response["Error"]["Message"].endswith("Invalid token")
 
 
-def test_executions_started_in_the_same_microsecond_are_listed_as_moto_sorts_them(local_cloud: LocalCloud):
-    # Given executions whose start times tie (concurrent starts can share a microsecond)
+def test_executions_started_together_are_listed_as_moto_sorts_them(local_cloud: LocalCloud):
+    # Given executions whose start times tie (concurrent starts can share a microsecond), and one
+    # appended out of turn (a start that took its time before its execution was added)
     machine = create(local_cloud, "ties")
-    started = run_orders(local_cloud, machine, 6)
+    started = run_orders(local_cloud, machine, 8)
     from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
     machine_object = stepfunctions_parser_backends["123456789012"]["us-east-1"].describe_state_machine(
         machine
     )
     executions = machine_object.executions
-    tie = executions[2].start_date
-    for execution in executions[3:5]:
-        execution.start_date = tie
-    execution_lookups.forget_index(machine_object)  # as if they had been added with these starts
-    # When they are listed, Then in moto's stable order (the tie in the order they were added)
-    assert listed(local_cloud, stateMachineArn=machine, maxResults=4) == motos_own_listing(machine)
-    assert len(set(started)) == 6
+    with execution_lookups.pruning(machine_object):  # as if they had been added with these starts
+        for execution in executions[3:5]:
+            execution.start_date = executions[2].start_date
+        executions[6].start_date = executions[1].start_date - datetime.timedelta(microseconds=1)
+    # When they are listed, page by page, Then in moto's stable order (ties in the order they were added)
+    assert listed(local_cloud, stateMachineArn=machine, maxResults=3) == motos_own_listing(machine)
+    assert listed(local_cloud, stateMachineArn=machine) == [started[i] for i in (7, 5, 2, 3, 4, 1, 6, 0)]
+    assert len(set(started)) == 8
 
 
 def test_an_execution_is_described_from_the_index_and_a_missing_one_is_refused(local_cloud: LocalCloud):

@@ -7,16 +7,20 @@
     a page is read backwards from the newest execution, or from its token's, which the index places.
 
 A machine's list grows at its end (moto appends each execution as it starts; a deleted machine takes
-its list with it), so each index catches up with the list's new end when asked; what removes
-executions (a retention limit) drops the index, which the next look-up builds again. A list that is not in
-start order, which executions started together can leave when they take the same microsecond or
-append out of turn, is listed by moto's own sort, as before.
+its list with it), so each index catches up with the list's new end when asked. The index keeps the
+executions in moto's own order, by start time with ties in the order they were added, so executions
+that started together in one microsecond, or were appended out of turn, list exactly as moto's stable
+sort lists them. What removes executions (a retention limit) does so while holding the index, which
+it then drops; the next look-up builds it again.
 """
 
 from __future__ import annotations
 
+import bisect
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from functools import partial
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import Patch, keep
@@ -28,13 +32,14 @@ _PAGE_DEFAULT = 100
 
 
 class _Index:
-    """One machine's executions by ARN, with their places in its list, and whether the list is
-    in start order so far."""
+    """One machine's executions by ARN, and in moto's listing order."""
 
     def __init__(self) -> None:
-        self.places: dict[str, int] = {}
+        self.by_arn: dict[str, tuple[Any, int]] = {}  # the execution, and its place in the list
+        # (start date, -place, execution), ascending: moto's order (newest first, ties as added) reversed
+        self.ordered: list[tuple[Any, int, Any]] = []
         self.seen = 0
-        self.in_start_order = True
+        self.sortable = True  # False if start dates cannot be compared: moto's own sort decides
         self.lock = threading.Lock()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Index:
@@ -45,10 +50,34 @@ class _Index:
             end = len(executions)
             for place in range(self.seen, end):
                 execution = executions[place]
-                self.places[execution.execution_arn] = place
-                if place and not executions[place - 1].start_date < execution.start_date:
-                    self.in_start_order = False  # a tie, or out of turn: moto's stable sort decides
+                self.by_arn[execution.execution_arn] = (execution, place)
+                if self.sortable:
+                    try:
+                        bisect.insort(self.ordered, (execution.start_date, -place, execution))
+                    except TypeError:
+                        self.sortable = False
             self.seen = max(self.seen, end)
+
+    def found(self, arn: str) -> Any:
+        entry = self.by_arn.get(arn)
+        return None if entry is None else entry[0]
+
+    def page(self, after: Any, status: str | None, wanted: int) -> list[Any]:
+        """Up to ``wanted`` executions from ``after`` (or from the newest) down, as moto lists them."""
+        with self.lock:
+            ordered = self.ordered
+            start = len(ordered) - 1
+            if after is not None:
+                start = bisect.bisect_left(ordered, (after.start_date, -self.by_arn[after.execution_arn][1]))
+            page: list[Any] = []
+            for rank in range(start, -1, -1):
+                execution = ordered[rank][2]
+                if status and execution.status != status:
+                    continue
+                page.append(execution)
+                if len(page) == wanted:
+                    break
+            return page
 
 
 _ATTRIBUTE = "_sfn_local_execution_index"
@@ -65,19 +94,19 @@ def _index_of(machine: Any) -> _Index:
     return index
 
 
-def forget_index(machine: Any) -> None:
-    """After executions were removed from the machine's list (sfn_idempotency.local.retention)."""
-    machine.__dict__.pop(_ATTRIBUTE, None)
+@contextmanager
+def pruning(machine: Any) -> Iterator[None]:
+    """Hold the machine's index while executions are removed from its list, then drop it
+    (sfn_idempotency.local.retention)."""
+    index: _Index | None = machine.__dict__.get(_ATTRIBUTE)
+    with index.lock if index is not None else nullcontext():
+        yield
+        machine.__dict__.pop(_ATTRIBUTE, None)
 
 
 def _found(machine: Any, arn: str) -> Any:
     """The machine's execution named ``arn``, or None."""
-    index = _index_of(machine)
-    place = index.places.get(arn)
-    if place is None or place >= len(machine.executions):
-        return None
-    execution = machine.executions[place]
-    return execution if execution.execution_arn == arn else None
+    return _index_of(machine).found(arn)
 
 
 def _described_through_the_index(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
@@ -104,16 +133,18 @@ def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
         from moto.core.exceptions import InvalidToken
         from moto.utilities.paginator import Paginator
 
+        moto = partial(
+            original,
+            self,
+            state_machine_arn,
+            status_filter=status_filter,
+            max_results=max_results,
+            next_token=next_token,
+        )
         machine = self.describe_state_machine(state_machine_arn)
         index = _index_of(machine)
-        if not index.in_start_order:
-            return original(
-                self,
-                state_machine_arn,
-                status_filter=status_filter,
-                max_results=max_results,
-                next_token=next_token,
-            )
+        if not index.sortable:
+            return moto()
         # moto's paginator, for its tokens and its refusals of a token that is not one of them
         paginator = Paginator(
             max_results=max_results,
@@ -122,42 +153,20 @@ def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
             unique_attribute=_PAGE_ATTRIBUTES,
             param_values_to_check={"status_filter": status_filter},
         )
-        start = len(machine.executions) - 1
+        after = None
         token = paginator._parsed_token
         if token is not None:
-            arn = str(token["uniqueAttributes"]).split("|", 1)[-1]
-            found = _found(machine, arn)
-            listed = found is not None and (not status_filter or found.status == status_filter)
-            if not listed or not paginator._check_predicate(found):
+            after = index.found(str(token["uniqueAttributes"]).split("|", 1)[-1])
+            listed = after is not None and (not status_filter or after.status == status_filter)
+            if not listed or not paginator._check_predicate(after):
                 raise InvalidToken("Resource not found!")  # as moto's paginator refuses it
-            start = index.places[arn]
-            if machine.executions[start] is not found:  # the list was pruned meanwhile: moto's walk
-                return original(
-                    self,
-                    state_machine_arn,
-                    status_filter=status_filter,
-                    max_results=max_results,
-                    next_token=next_token,
-                )
         limit = int(paginator._max_results)
-        page = list(_newest_first(machine.executions, start, status_filter, limit + 1))
+        page = index.page(after, status_filter, limit + 1)
         if len(page) > limit:
             return page[:limit], paginator._build_next_token(page[limit])
         return page, None
 
     return list_executions
-
-
-def _newest_first(executions: list[Any], start: int, status: str | None, wanted: int) -> Iterator[Any]:
-    taken = 0
-    for place in range(start, -1, -1):
-        execution = executions[place]
-        if status and execution.status != status:
-            continue
-        yield execution
-        taken += 1
-        if taken == wanted:
-            return
 
 
 PATCHES: tuple[Patch, ...] = (
