@@ -24,9 +24,12 @@ SHARED_SESSION_FIXTURES = {"installed": "user-environment", "infra": "cdk-synth"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    tests_root = Path(__file__).parent
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests_root = config.rootpath / "tests"
     for item in items:
-        tier = Path(item.fspath).relative_to(tests_root).parts[0]
+        path = Path(item.fspath)
+        if not path.is_relative_to(tests_root):
+            continue
+        tier = path.relative_to(tests_root).parts[0]
         if tier in SHARED_SESSION_FIXTURES:
             item.add_marker(pytest.mark.xdist_group(SHARED_SESSION_FIXTURES[tier]))
