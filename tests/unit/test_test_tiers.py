@@ -26,9 +26,9 @@ def test_a_tier_that_shares_a_session_fixture_runs_on_one_worker(tmp_path: Path)
         )
 
     # When it runs on two workers with the suite's grouping (tests/conftest.py as a plugin)
+    grouped = ["-n", "2", "--dist", "loadgroup", "-p", "tests.conftest"]
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v", "-p", "tests.conftest"]
-        + ["-p", "no:cacheprovider", "--rootdir", str(tmp_path), str(tmp_path / "tests")],
+        [sys.executable, "-m", "pytest", *grouped, "-v", "--rootdir", str(tmp_path), str(tmp_path / "tests")],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPOSITORY_ROOT)},
         capture_output=True,
