@@ -58,12 +58,12 @@ def forget(executions: list[Any]) -> None:
     if not gone:
         return
     for machine in _machines():
+        if not any(id(execution) in gone for execution in list(machine.executions)):
+            continue  # its index stays
         # Executions that start meanwhile are appended past ``known``, and stay where they are.
         with execution_lookups.pruning(machine):
             known = len(machine.executions)
-            kept = [execution for execution in machine.executions[:known] if id(execution) not in gone]
-            if len(kept) != known:
-                machine.executions[:known] = kept
+            machine.executions[:known] = [e for e in machine.executions[:known] if id(e) not in gone]
 
 
 def _machines() -> Iterator[Any]:
