@@ -5,6 +5,7 @@ limit forgets the oldest ended executions. What each keeps is checked here; `mak
 from __future__ import annotations
 
 import datetime
+import gc
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -177,6 +178,20 @@ def test_ended_interpreter_threads_are_let_go(local_cloud: LocalCloud):
     run_orders(local_cloud, machine, 300)
     # moto kept all 300 (and more: one per program); the list keeps the live ones, pruned as it doubles
     assert len(execution_worker.TMP_THREADS) < 2 * 64
+
+
+def test_one_index_per_machine_and_none_in_the_snapshot_each_execution_keeps(local_cloud: LocalCloud):
+    def indexes() -> int:
+        gc.collect()
+        return sum(isinstance(kept, execution_lookups._Index) for kept in gc.get_objects())
+
+    before = indexes()
+    # Given a machine whose 20 executions were run and listed, so that its index exists
+    machine = create(local_cloud, "snapshots")
+    run_orders(local_cloud, machine, 20)
+    assert len(listed(local_cloud, stateMachineArn=machine)) == 20
+    # Then one index more: the machine's; none in the copy of the machine each execution keeps
+    assert indexes() == before + 1
 
 
 @pytest.fixture

@@ -42,8 +42,10 @@ class _Index:
         self.sortable = True  # False if start dates cannot be compared: moto's own sort decides
         self.lock = threading.Lock()
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Index:
-        return _Index()  # each start copies its machine, executions left out (fix 19): none indexed
+    def __deepcopy__(self, memo: dict[int, Any]) -> None:
+        # Each start copies its machine, executions left out (moto's snapshot for the execution):
+        # the copy has none to index, and an empty index kept by every execution's copy is memory.
+        return None
 
     def catch_up(self, executions: list[Any]) -> None:
         with self.lock:
@@ -88,8 +90,9 @@ def _index_of(machine: Any) -> _Index:
     index: _Index | None = machine.__dict__.get(_ATTRIBUTE)
     if index is None:
         with _indexes_lock:
-            index = machine.__dict__.setdefault(_ATTRIBUTE, _Index())
-    assert index is not None
+            index = machine.__dict__.get(_ATTRIBUTE)
+            if index is None:
+                index = machine.__dict__[_ATTRIBUTE] = _Index()
     index.catch_up(machine.executions)
     return index
 
