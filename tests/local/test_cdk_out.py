@@ -224,8 +224,8 @@ def test_an_unsupported_resource_warns_once_and_the_rest_deploys(local_cloud: Lo
     assert local_cloud.run(shop.arn("Checkout"), {"amount": 3}).status == "SUCCEEDED"
 
 
-def test_a_needed_unsupported_resource_fails_before_anything_is_made(local_cloud: LocalCloud, tmp_path: Path):
-    # Given a machine that calls a Java function
+def test_a_needed_unsupported_resource_is_stood_in_for_by_default(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a machine whose definition names a Java function, which the engine cannot run
     extra = {
         "Java": {
             "Type": "AWS::Lambda::Function",
@@ -235,19 +235,28 @@ def test_a_needed_unsupported_resource_fails_before_anything_is_made(local_cloud
             "Type": "AWS::StepFunctions::StateMachine",
             "Properties": {
                 "RoleArn": "arn:aws:iam::123456789012:role/r",
-                "DefinitionString": {"Fn::Sub": '{"Comment":"${Java.Arn}"}'},
+                "DefinitionString": {
+                    "Fn::Sub": '{"StartAt":"Call","States":{"Call":{"Type":"Task",'
+                    '"Resource":"arn:aws:states:::lambda:invoke","Parameters":{"FunctionName":"${Java.Arn}"},'
+                    '"End":true}}}'
+                },
             },
         },
     }
     app = write_app(tmp_path / "cdk.out", extra_resources=extra)
-    # When it is deployed, then the error names both, and no stack or resource was made
-    with pytest.raises(
-        DeploymentError,
-        match=r"^UsesJava \(AWS::StepFunctions::StateMachine\) needs Java \(AWS::Lambda::Function\)",
-    ):
-        local_cloud.deploy_cdk_out(app)
-    assert local_cloud.client("cloudformation").list_stacks()["StackSummaries"] == []
-    assert local_cloud.sfn.list_state_machines()["stateMachines"] == []
+    # When it is deployed
+    with pytest.warns(SkippedResourceWarning) as warned:
+        shop = local_cloud.deploy_cdk_out(app).stack()
+    # Then one line says why the function was stood in for, and the machine calling it is deployed
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:Shop-Java-STANDIN"
+    assert [str(w.message) for w in warned] == [
+        "Shop: stood in for Java (AWS::Lambda::Function) (runtime java21: only Python and Node.js zip "
+        f"functions run in the engine): not deployed; its references are {arn}, which does not exist here"
+    ]
+    assert "Java" not in shop.resources
+    # And a call to it fails as a call to a function that does not exist
+    run = local_cloud.run(shop.arn("UsesJava"), {})
+    assert (run.status, run.error) == ("FAILED", "Lambda.ResourceNotFoundException")
 
 
 def firehose_app(root: Path) -> Path:
@@ -292,12 +301,10 @@ def firehose_app(root: Path) -> Path:
 def test_a_resource_stood_in_for_is_named_and_a_call_to_it_fails_as_a_missing_one(
     local_cloud: LocalCloud, tmp_path: Path
 ):
-    # Given an app whose machine needs a Firehose stream, which refuses the app as it stands
+    # Given an app whose machine needs a Firehose stream, a type the engine does not run
     app = firehose_app(tmp_path / "cdk.out")
-    with pytest.raises(DeploymentError, match=r"needs Stream \(AWS::KinesisFirehose::DeliveryStream\)"):
-        local_cloud.deploy_cdk_out(app)
 
-    # When it is deployed with the stream stood in for, by its type
+    # When it is deployed with the stream stood in for on request, by its type
     with pytest.warns(SkippedResourceWarning) as warned:
         shop = local_cloud.deploy_cdk_out(app, stand_in=["AWS::KinesisFirehose::*"]).stack()
 

@@ -79,6 +79,21 @@ def test_items_are_batched_after_their_selection(local_cloud: LocalCloud):
     ]
 
 
+def test_an_express_item_processor_is_accepted_and_runs_its_children(local_cloud: LocalCloud):
+    # Given a Distributed Map whose children are Express workflows, as AWS documents (moto's grammar
+    # knew STANDARD only: fix 88), written over several lines
+    document = json.loads(distributed_map(FAILS_ON_TWO, "Check", ToleratedFailureCount=1))
+    document["States"]["Fan"]["ItemProcessor"]["ProcessorConfig"]["ExecutionType"] = "EXPRESS"
+    definition = json.dumps(document, indent=2)
+    # When it is validated and runs over three items
+    verdict = local_cloud.sfn.validate_state_machine_definition(definition=definition)
+    result = run(local_cloud, definition, {"items": [1, 2, 3]})
+    # Then it is valid, each child ran, and the one failure was tolerated
+    assert verdict["result"] == "OK", verdict["diagnostics"]
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output == [1, None, 3]
+
+
 def test_a_jsonata_batcher_evaluates_its_limits():
     # The grouping itself: by count, and by the child input's size in bytes
     assert batches([1, 2, 3], 2, 1024, None) == [{"Items": [1, 2]}, {"Items": [3]}]

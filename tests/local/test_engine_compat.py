@@ -146,10 +146,22 @@ def test_execution_output_is_always_json_text(local_cloud: LocalCloud, tmp_path:
     assert result.output_json == json.dumps(value, separators=(",", ":"))
 
 
-def test_fail_state_may_not_rethrow_a_builtin_error_name(local_cloud: LocalCloud, tmp_path: Path):
-    # The States Language: error names a state reports "MUST NOT begin with the prefix States.".
-    # moto enforces it for ErrorPath, and the engine keeps that (AWS's own run-time check is unverified).
+def test_a_fail_state_reports_a_states_prefixed_name_as_written(local_cloud: LocalCloud, tmp_path: Path):
+    # AWS runs published samples (the workflows collection's quorum and either-or Parallel patterns)
+    # whose branches end in a Fail state with "Error": "States.QuorumMet", routed by a Catch on that
+    # name; moto refused such names (fix 87, ledger L5).
     states = {
+        "Quorum": {
+            "Type": "Parallel",
+            "Branches": [
+                {
+                    "StartAt": "Met",
+                    "States": {"Met": {"Type": "Fail", "Error": "States.QuorumMet", "Cause": "3 of 3"}},
+                }
+            ],
+            "Catch": [{"ErrorEquals": ["States.QuorumMet"], "ResultPath": "$.quorum", "Next": "Caught"}],
+            "Next": "Caught",
+        },
         "Caught": {
             "Type": "Pass",
             "Result": {"Error": "States.Timeout", "Cause": "took too long"},
@@ -158,11 +170,15 @@ def test_fail_state_may_not_rethrow_a_builtin_error_name(local_cloud: LocalCloud
         },
         "Rethrow": {"Type": "Fail", "ErrorPath": "$.error.Error", "CausePath": "$.error.Cause"},
     }
-    machine = deploy(local_cloud, tmp_path, states, "Caught")
+    machine = deploy(local_cloud, tmp_path, states, "Quorum")
 
     result = local_cloud.run(machine, {})
+
+    # Then the Catch on the States.-prefixed name fired, and ErrorPath re-threw its name as it stands
     assert result.status == "FAILED"
-    assert result.error == "States.Runtime"
+    assert (result.error, result.cause) == ("States.Timeout", "took too long")
+    caught = [e for e in result.history if e["type"] == "PassStateEntered"]
+    assert json.loads(caught[0]["stateEnteredEventDetails"]["input"])["quorum"]["Error"] == "States.QuorumMet"
 
 
 def test_failed_executions_do_not_flood_the_log(local_cloud: LocalCloud, tmp_path: Path, caplog):

@@ -71,13 +71,29 @@ def price_on_java(app: Path) -> Path:
     return app
 
 
-def test_a_runtime_the_engine_cannot_run_is_refused_by_name(local_cloud: LocalCloud, tmp_path: Path):
+def test_a_function_of_a_runtime_the_engine_lacks_is_stood_in_for_and_the_rest_runs(
+    local_cloud: LocalCloud, tmp_path: Path
+):
     app = price_on_java(tmp_path / "app")
-    # When the template's priced function is declared for Java, which the state machine needs
-    with pytest.raises(Exception, match=r"PriceFunction \(AWS::Lambda::Function\).*runtime java21"):
-        local_cloud.deploy_template(app)
-    # Then nothing of the stack is left behind
-    assert local_cloud.client("cloudformation").list_stacks()["StackSummaries"] == []
+    # When the template's priced function is declared for Java, which the state machine calls
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NodeVersionWarning)
+        with pytest.warns(SkippedResourceWarning) as caught:
+            stack = local_cloud.deploy_template(app)
+    # Then one line names the stand-in and why, and the rest of the app is deployed
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:app-PriceFunction-STANDIN"
+    assert [str(w.message) for w in caught if "PriceFunction" in str(w.message)] == [
+        "app: stood in for PriceFunction (AWS::Lambda::Function) (runtime java21: only Python and "
+        f"Node.js zip functions run in the engine): not deployed; its references are {arn}, which does "
+        "not exist here"
+    ]
+    assert "PriceFunction" not in stack.resources
+    assert "ValidateFunction" in stack.resources
+    # And the Task that calls it fails as a call to a function that does not exist
+    run = local_cloud.run(stack.arn("OrderStateMachine"), ORDER)
+    assert run.status == "FAILED"
+    assert run.error == "Lambda.ResourceNotFoundException", run.cause
+    assert "app-PriceFunction-STANDIN" in (run.cause or "")
 
 
 def test_bad_templates_and_overrides_get_named_errors(local_cloud: LocalCloud, tmp_path: Path):

@@ -16,6 +16,7 @@ alike; moto's own stack records are read only to name each resource's ARN. aws-c
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import io
 import json
@@ -79,6 +80,7 @@ DEPLOYED_TYPES = frozenset(
         "AWS::SQS::Queue",
         "AWS::SQS::QueuePolicy",
         "AWS::SSM::Parameter",
+        "AWS::StepFunctions::Activity",
         "AWS::StepFunctions::StateMachine",
     }
 )
@@ -303,15 +305,42 @@ def _cannot_run(resource: Mapping[str, Any]) -> str | None:
 
 
 def plan(
-    template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn] | None = None, *, mocked: bool = False
+    template: Mapping[str, Any],
+    stand_ins: Mapping[str, StoodIn] | None = None,
+    *,
+    mocked: bool = False,
+    stand_in_for: Callable[[str, str, str], StoodIn] | None = None,
 ) -> Plan:
     """What the engine deploys of ``template``. A resource it cannot run is skipped; so is a
-    policy or permission about a skipped resource. A resource that needs a skipped one fails the
-    deployment (DeploymentError, naming both), before anything is created, unless the one it needs
-    is stood in for (``stand_ins``): then it is not deployed and references to it resolve. With a
-    mock file (``mocked``), a function of a runtime the engine lacks is deployed: the file's test
-    cases answer its calls."""
+    policy or permission about a skipped resource. A resource that needs a skipped one is stood in
+    for by ``stand_in_for(logical_id, type, reason)`` (the rest of the app runs, and a call to it
+    fails as a call to a missing resource), or, without it, fails the deployment (DeploymentError,
+    naming both) before anything is created. Stand-ins asked for by name (``stand_ins``) are not
+    deployed either, and references to them resolve. With a mock file (``mocked``), a function of a
+    runtime the engine lacks is deployed: the file's test cases answer its calls."""
     stand_ins = dict(stand_ins or {})
+    while True:
+        try:
+            return _plan(template, stand_ins, mocked)
+        except _NeedsSkipped as needs_skipped:
+            if stand_in_for is None:
+                raise DeploymentError(needs_skipped.message) from None
+            for needed in needs_skipped.needed:
+                stand_ins[needed.logical_id] = stand_in_for(
+                    needed.logical_id, needed.resource_type, needed.reason
+                )
+
+
+class _NeedsSkipped(Exception):
+    """Resources the deployment keeps need resources the engine cannot run (``needed``)."""
+
+    def __init__(self, message: str, needed: Sequence[SkippedResource]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.needed = needed
+
+
+def _plan(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn], mocked: bool) -> Plan:
     if stand_ins:
         template = resolved({**template, "Resources": _without(template, stand_ins)}, stand_ins)
     resources: dict[str, Any] = dict(template.get("Resources", {}))
@@ -341,6 +370,8 @@ def plan(
         for logical_id, resource in resources.items()
         if logical_id not in skipped and resource.get("Type") not in METADATA_TYPES
     }
+    first_message = ""
+    needed: dict[str, SkippedResource] = {}
     for logical_id, resource in kept.items():
         used = set(_references(resource.get("Properties", {}))) & skipped.keys()
         ordered_after = _depends_on(resource) & skipped.keys()
@@ -348,13 +379,16 @@ def plan(
             used | {name for name in ordered_after if skipped[name].resource_type not in PERMISSION_TYPES}
         )
         if blocking:
-            needed = skipped[blocking[0]]
-            raise DeploymentError(
-                f"{logical_id} ({resource['Type']}) needs {needed.logical_id} ({needed.resource_type}), "
-                f"which the engine cannot deploy: {needed.reason}"
+            first = skipped[blocking[0]]
+            first_message = first_message or (
+                f"{logical_id} ({resource['Type']}) needs {first.logical_id} ({first.resource_type}), "
+                f"which the engine cannot deploy: {first.reason}"
             )
-        if ordered_after:  # only ordered after a skipped permission: the order goes with it
+            needed.update((name, skipped[name]) for name in blocking)
+        elif ordered_after:  # only ordered after a skipped permission: the order goes with it
             kept[logical_id] = {**resource, "DependsOn": sorted(_depends_on(resource) - ordered_after)}
+    if needed:
+        raise _NeedsSkipped(first_message, list(needed.values()))
     outputs = {}
     for name, output in template.get("Outputs", {}).items():
         about = sorted(set(_references(output)) & skipped.keys())
@@ -573,7 +607,12 @@ class AssemblyDeployer:
         if sam_templates.is_sam(template):
             template = sam_templates.translate(template, {}, self._region, self._client("iam"))
         stand_ins = stand_ins_of(template, stand_in, stack_name, self._account, self._region)
-        return plan(template, stand_ins, mocked=self._mocked)
+
+        def stand_in_for(logical_id: str, resource_type: str, reason: str) -> StoodIn:
+            found = stood_in(logical_id, resource_type, stack_name, self._account, self._region)
+            return dataclasses.replace(found, reason=reason)
+
+        return plan(template, stand_ins, mocked=self._mocked, stand_in_for=stand_in_for)
 
     def deploy_stack(
         self,

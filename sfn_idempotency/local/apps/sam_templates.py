@@ -59,7 +59,9 @@ def template_file(path: Path) -> Path:
 
 
 class _TemplateLoader(yaml.SafeLoader):  # type: ignore[misc]
-    """YAML with CloudFormation's short forms (``!Ref X`` is ``{"Ref": "X"}``)."""
+    """YAML with CloudFormation's short forms (``!Ref X`` is ``{"Ref": "X"}``), read as the SAM CLI
+    reads it (its ``yamlhelper``): a timestamp stays the text it was written as, so an IAM policy's
+    unquoted ``Version: 2012-10-17`` is the string CloudFormation sees, not a ``datetime.date``."""
 
 
 def _short_form(loader: yaml.SafeLoader, name: str, node: yaml.Node) -> dict[str, Any]:
@@ -77,14 +79,28 @@ def _short_form(loader: yaml.SafeLoader, name: str, node: yaml.Node) -> dict[str
     return {key: value}
 
 
+def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
+    return str(loader.construct_scalar(node))
+
+
 _TemplateLoader.add_multi_constructor("!", _short_form)
+_TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
+
+
+def parse_document(text: str) -> Any:
+    """A template or definition's text as the SAM CLI parses it: JSON first (a tab is fine in
+    JSON, never in YAML), then YAML with CloudFormation's short forms."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return yaml.load(text, Loader=_TemplateLoader)
 
 
 def load_template(path: Path) -> dict[str, Any]:
     file = template_file(path)
     try:
-        document = yaml.load(file.read_text(encoding="utf-8"), Loader=_TemplateLoader)
-    except yaml.YAMLError as error:
+        document = parse_document(file.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError) as error:
         raise TemplateError(f"{file}: not a template: {error}") from None
     if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
         raise TemplateError(f"{file}: not a template (it has no Resources)")
@@ -135,12 +151,16 @@ class Packaged:
 
 
 # Where SAM resources name local code or documents: (resource type, property, how it is packaged).
+# A state machine's definition file is uploaded as it is, as ``sam package`` uploads it: CloudFormation
+# puts its ``DefinitionSubstitutions`` into the file's text before it reads the JSON or YAML, so
+# ``Seconds: ${Timeout}`` in a YAML definition becomes a number.
 _CODE = "code"
+_FILE = "file"
 _DOCUMENT = "document"
 _LOCAL_PATHS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "AWS::Serverless::Function": (("CodeUri", "CodeUri", _CODE),),
     "AWS::Serverless::LayerVersion": (("ContentUri", "ContentUri", _CODE),),
-    "AWS::Serverless::StateMachine": (("DefinitionUri", "Definition", _DOCUMENT),),
+    "AWS::Serverless::StateMachine": (("DefinitionUri", "DefinitionUri", _FILE),),
     "AWS::Serverless::Api": (("DefinitionUri", "DefinitionBody", _DOCUMENT),),
     "AWS::Serverless::HttpApi": (("DefinitionUri", "DefinitionBody", _DOCUMENT),),
 }
@@ -170,7 +190,9 @@ def package(template: Mapping[str, Any], base: Path, bucket: str) -> Packaged:
             path = (base / value).resolve()
             if not path.exists():
                 raise TemplateError(f"{where}.{source_property}: {value} does not exist (under {base})")
-            if kind == _CODE:
+            if kind in (_CODE, _FILE):
+                if kind == _FILE and not path.is_file():
+                    raise TemplateError(f"{where}.{source_property}: {value} is not a file (under {base})")
                 artifact = _code_artifact(path)
                 artifacts[artifact.key] = artifact
                 properties[source_property] = f"s3://{bucket}/{artifact.key}"
@@ -196,8 +218,8 @@ def _code_artifact(path: Path) -> Artifact:
 
 def _read_document(path: Path, where: str) -> Any:
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=_TemplateLoader)
-    except (OSError, yaml.YAMLError) as error:
+        return parse_document(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
         raise TemplateError(f"{where}: {path} cannot be read: {error}") from None
 
 

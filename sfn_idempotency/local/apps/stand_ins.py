@@ -40,13 +40,15 @@ class StoodIn:
     resource_type: str
     name: str
     arn: str
+    reason: str = ""  # why the engine stood in for it unasked: what it cannot run
 
     def attribute(self, name: str) -> str:
         return self.arn if name.endswith("Arn") else self.name
 
     def line(self, stack_name: str) -> str:
+        why = f" ({self.reason})" if self.reason else ""
         return (
-            f"{stack_name}: stood in for {self.logical_id} ({self.resource_type}): not deployed; "
+            f"{stack_name}: stood in for {self.logical_id} ({self.resource_type}){why}: not deployed; "
             f"its references are {self.arn}, which does not exist here"
         )
 

@@ -17,6 +17,8 @@ interpreter (moto's ASL interpreter)
   26. [L22] An ``Assign`` string literal is a JSON string (moto kept its escapes), and a state's
       ``assignedVariables`` are JSON text.
   27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
+  87. [L5] A Fail state's ``Error`` (or ``ErrorPath``) and a function's ``errorType`` may begin with
+      ``States.``, as public apps AWS deployed have them (moto refused the name).
 
 evaluation (how the interpreter evaluates)
   59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most
@@ -183,6 +185,8 @@ distributed_map (Distributed Map states)
   51. [L40] ``UpdateMapRun`` acts on a running map run: more concurrency starts more children;
       new tolerances judge it.
   60. [L40] ``ItemReader`` reads JSON Lines (``JSONL``) and S3 inventory manifests (``MANIFEST``).
+  88. [L40] ``ProcessorConfig``'s ``"ExecutionType": "EXPRESS"`` is accepted (moto's grammar knew
+      STANDARD only).
 
 cloudformation (stacks)
   38. [L30] A state machine a stack creates is the Step Functions API's (moto put it where the API
@@ -198,6 +202,8 @@ cloudformation (stacks)
       outputs (moto evaluated them, making what they named, and leaked that service's error).
   80. [L45] A function keeps its ``Layers``, and a layer version's Ref is its ARN (moto dropped
       the one and left the other empty).
+  89. [L30] ``AWS::StepFunctions::Activity`` creates its activity (moto's CloudFormation lacked the type).
+  90. [L30] ``Fn::GetAtt`` of a bucket's ``BucketName`` and a topic's ``TopicArn``.
 
 apigateway (REST APIs from a stack)
   41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,
@@ -226,7 +232,7 @@ jsonata
   86. [speed] ``$states`` reaches the evaluator as its value, not written into each expression as
       JSON text and parsed back.
 
-Retired: 4 (a Fail state may not re-throw ``States.*``: moto's refusal stands).
+Retired: 4 (a Fail state may re-throw ``States.*``; fix 87 now reports every such name as written).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40).
+"""CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40,
+43, 69, 80, 89, 90).
 
 AWS's CloudFormation creates a state machine with CreateStateMachine; moto's put it in a backend the
 Step Functions API never reads, from ``DefinitionString`` alone. It skipped ``AWS::SQS::QueuePolicy``,
@@ -38,16 +39,54 @@ def _parser_backend(account_id: str, region_name: str) -> Any:
 def definition_of(properties: Mapping[str, Any], account_id: str) -> str:
     """The definition a stack gives: ``Definition`` (an object), ``DefinitionString`` or the
     object at ``DefinitionS3Location``, with ``DefinitionSubstitutions`` put in for their
-    ``${Name}`` placeholders as plain text (CloudFormation's substitution, not JSON escaping)."""
+    ``${Name}`` placeholders as plain text (CloudFormation's substitution, not JSON escaping). As
+    AWS's resource provider does, an S3 object's text is substituted first, then read as JSON, or
+    else as YAML (written out as JSON): a YAML file's ``Seconds: ${Wait}`` becomes a number, and a
+    JSON file reaches the parser as written, so its errors name the file's own lines."""
     if "Definition" in properties:
         text = json.dumps(properties["Definition"])
     elif "DefinitionS3Location" in properties:
-        text = _s3_object_text(properties["DefinitionS3Location"], account_id)
+        text = _substituted(_s3_object_text(properties["DefinitionS3Location"], account_id), properties)
+        return text if _is_json(text) else _yaml_as_json(text)
     else:
         text = str(properties.get("DefinitionString", ""))
+    return _substituted(text, properties)
+
+
+def _substituted(text: str, properties: Mapping[str, Any]) -> str:
     for name, value in (properties.get("DefinitionSubstitutions") or {}).items():
-        text = text.replace(f"${{{name}}}", str(value))
+        text = text.replace(f"${{{name}}}", _substitution_text(value))
     return text
+
+
+def _substitution_text(value: Any) -> str:
+    """A substitution's value as the resource provider writes it (Java's: ``true``, not ``True``)."""
+    return json.dumps(value) if isinstance(value, bool) else str(value)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _yaml_as_json(text: str) -> str:
+    """A YAML definition written out as JSON; text that is neither goes on as it is, for the
+    parser to refuse in its own words."""
+    import yaml
+
+    class TextTimestamps(yaml.SafeLoader):  # type: ignore[misc]
+        """A timestamp stays the text it was written as (JSON has no dates)."""
+
+    TextTimestamps.add_constructor(
+        "tag:yaml.org,2002:timestamp", lambda loader, node: str(loader.construct_scalar(node))
+    )
+    try:
+        return json.dumps(yaml.load(text, Loader=TextTimestamps), indent=2)
+    except yaml.YAMLError:
+        return text
 
 
 def _s3_object_text(location: Mapping[str, Any], account_id: str) -> str:
@@ -378,6 +417,105 @@ def _alarm_model() -> type:
     return resource_model("AWS::CloudWatch::Alarm", apply=_put_alarm, remove=_delete_alarm)
 
 
+# -- fix 89: activities -------------------------------------------------------------------------
+def _activity_arn(properties: Mapping[str, Any], account_id: str, region_name: str) -> str:
+    return f"arn:aws:states:{region_name}:{account_id}:activity:{properties['Name']}"
+
+
+def _create_activity(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    _parser_backend(account_id, region_name).create_activity(
+        str(properties["Name"]), tags=list(properties.get("Tags") or []) or None
+    )
+
+
+def _delete_activity(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    _parser_backend(account_id, region_name).delete_activity(
+        _activity_arn(properties, account_id, region_name)
+    )
+
+
+@cache
+def _activity_model() -> type:
+    """``AWS::StepFunctions::Activity``: an activity, as CreateActivity makes it; its Ref and
+    ``Fn::GetAtt`` ``Arn`` are its ARN, ``Name`` its name (moto's CloudFormation had no such type)."""
+    from moto.core.common_models import CloudFormationModel
+
+    class Activity(CloudFormationModel):  # type: ignore[misc]
+        def __init__(self, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+            self.properties = properties
+            self.name = str(properties["Name"])
+            self.arn = _activity_arn(properties, account_id, region_name)
+            self.account_id, self.region_name = account_id, region_name
+
+        @property
+        def physical_resource_id(self) -> str:
+            return self.arn
+
+        @staticmethod
+        def cloudformation_name_type() -> str:
+            return "Name"
+
+        @staticmethod
+        def cloudformation_type() -> str:
+            return "AWS::StepFunctions::Activity"
+
+        @classmethod
+        def has_cfn_attr(cls, attr: str) -> bool:
+            return attr in ("Arn", "Name")
+
+        def get_cfn_attribute(self, attribute_name: str) -> Any:
+            return self.arn if attribute_name == "Arn" else self.name
+
+        @classmethod
+        def create_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
+        ) -> Activity:
+            properties = {"Name": resource_name, **cloudformation_json.get("Properties", {})}
+            _create_activity(resource_name, properties, account_id, region_name)
+            return cls(properties, account_id, region_name)
+
+        @classmethod
+        def delete_from_cloudformation_json(
+            cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
+        ) -> None:
+            properties = {"Name": resource_name, **cloudformation_json.get("Properties", {})}
+            _delete_activity(resource_name, properties, account_id, region_name)
+
+        def delete(self, account_id: str, region_name: str) -> None:
+            _delete_activity(self.name, self.properties, account_id, region_name)
+
+    return Activity
+
+
+# -- fix 90: attributes moto's models lacked ----------------------------------------------------
+# Documented Fn::GetAtt attributes of types moto deploys: (model, attribute) -> what answers it.
+_MORE_ATTRIBUTES: dict[str, dict[str, Callable[[Any], Any]]] = {
+    "moto.s3.models:FakeBucket": {"BucketName": lambda bucket: bucket.name},
+    "moto.sns.models:Topic": {"TopicArn": lambda topic: topic.arn},
+}
+
+
+def _more_attributes_known(owner: str) -> Callable[[Any], Any]:
+    def build(original: Any) -> Any:
+        def has_cfn_attr(cls: Any, attr: str) -> bool:
+            return attr in _MORE_ATTRIBUTES[owner] or bool(original(attr))
+
+        return classmethod(has_cfn_attr)
+
+    return build
+
+
+def _more_attributes_answered(owner: str) -> Callable[[Any], Any]:
+    def build(original: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+        def get_cfn_attribute(self: Any, attribute_name: str) -> Any:
+            answer = _MORE_ATTRIBUTES[owner].get(attribute_name)
+            return answer(self) if answer is not None else original(self, attribute_name)
+
+        return get_cfn_attribute
+
+    return build
+
+
 def install_models() -> None:
     """Register the queue policy's and the metric filter's models, and have moto list its models
     again: it lists them once (``lru_cache``), so models defined after that (here and in
@@ -386,6 +524,7 @@ def install_models() -> None:
         _queue_policy_model()
         _metric_filter_model()
         _alarm_model()
+        _activity_model()
         # fix 80: a layer version's Ref is its ARN (moto's was empty)
         add(_LAYER, "physical_resource_id", property(lambda layer: layer.arn))
     # moto's CloudFormation loads on demand (patching.LOADED_ON_DEMAND): its lists, if made
@@ -583,4 +722,13 @@ PATCHES: tuple[Patch, ...] = (
     Patch(43, "moto.cloudformation.models:Stack", "create_resources", _rolled_back),
     Patch(43, "moto.cloudformation.models:Stack", "_add_stack_event", keep),
     Patch(43, "moto.cloudformation.models:Stack", "outputs", _no_outputs_once_rolled_back),
+    Patch(89, "moto.stepfunctions.models:StepFunctionBackend", "create_activity", keep),
+    *(
+        patch
+        for owner in _MORE_ATTRIBUTES
+        for patch in (
+            Patch(90, owner, "has_cfn_attr", _more_attributes_known(owner)),
+            Patch(90, owner, "get_cfn_attribute", _more_attributes_answered(owner)),
+        )
+    ),
 )

@@ -1,4 +1,4 @@
-"""Distributed Map states as AWS runs them (fixes 49 to 51).
+"""Distributed Map states as AWS runs them (fixes 49 to 51, 60, 88).
 
 49. ``ItemBatcher``: moto's grammar has no such field, so a definition with one was refused (and
     it took a whole-number ``ToleratedFailurePercentage`` for a syntax error). The
@@ -17,6 +17,10 @@
 60. ``ItemReader`` reads JSON Lines (``InputType: JSONL``, one item a line) and S3 inventory
     manifests (``MANIFEST``: every object the manifest's CSV files list, one item each, named by
     the manifest's ``fileSchema``); moto knew CSV and JSON only and refused the definition.
+88. ``ProcessorConfig``'s ``"ExecutionType": "EXPRESS"`` is accepted (AWS's documented default for
+    a Distributed Map's children is STANDARD, and EXPRESS is the other documented value; moto's
+    grammar knew only STANDARD). The children run as the engine runs every map run's children; the
+    value is rewritten in place in the definition's text, so moto's parse errors keep their lines.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import csv
 import gzip
 import io
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +51,9 @@ _MAP_RUN_WORKERS = "_sfn_local_workers"
 _UPDATED_TOLERANCES = "_sfn_local_tolerates"  # the tolerances UpdateMapRun set
 DEFAULT_MAX_INPUT_BYTES_PER_BATCH = 256 * 1024  # the child input's quota
 THRESHOLD_EXCEEDED_CAUSE = "The specified tolerated failure threshold was exceeded"
+# The one value of ProcessorConfig's ExecutionType moto's grammar lacks, written as moto reads it; the
+# key appears nowhere else in the States Language.
+_EXPRESS_EXECUTION_TYPE = re.compile(r'("ExecutionType"\s*:\s*)"EXPRESS"')
 _TOLERANCE_FIELDS = {
     "count": ("ToleratedFailureCount", "ToleratedFailureCountPath"),
     "percentage": ("ToleratedFailurePercentage", "ToleratedFailurePercentagePath"),
@@ -110,7 +118,7 @@ def _settings_taken_out(definition: str) -> tuple[str, dict[str, MapSettings]]:
 
 def _parsed_with_map_settings(original: Callable[[str], Any]) -> Any:
     def parse(definition: str) -> Any:
-        stripped, settings = _settings_taken_out(definition)
+        stripped, settings = _settings_taken_out(_EXPRESS_EXECUTION_TYPE.sub(r'\1"STANDARD"', definition))
         program, tree = original(stripped)
         if settings:
             for state in _components(program):
@@ -431,7 +439,7 @@ def _more_transformers(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 PATCHES: tuple[Patch, ...] = (
-    Patch(49, _PARSER, "parse", _parsed_with_map_settings),
+    Patch(49, _PARSER, "parse", _parsed_with_map_settings),  # and fix 88
     Patch(49, _ITERATION, "_map_run", _batched_and_judged),
     Patch(51, _ITERATION, "_launch_worker", _workers_remembered),
     Patch(51, _MAP_RUN_RECORD, "update", _updates_the_running_map_run),

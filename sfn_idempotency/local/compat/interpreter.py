@@ -1,4 +1,4 @@
-"""moto's ASL interpreter: its task clients, retry waits, and parsing (fixes 1, 2, 9, 10, 11, 16, 26, 27)."""
+"""moto's ASL interpreter: its task clients, retry waits, and parsing (fixes 1, 2, 9, 10, 11, 16, 26, 27, 87)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,9 @@ _JSON_PATH_MODULES = (
 _PARSED_PATHS_KEPT = 4096
 _ERROR_EQUALS_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl"
 _UNCATCHABLE_ERRORS = frozenset({"States.Runtime"})
+_CUSTOM_ERROR_NAME = (
+    "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name:CustomErrorName"
+)
 
 interceptor = CallInterceptor()
 _session_lock = threading.Lock()
@@ -219,6 +222,18 @@ def _wildcard_spares_runtime_errors(original: Callable[[Any, Any], None]) -> Cal
     return eval_body
 
 
+def _any_reported_error_name(_original: Callable[..., None]) -> Callable[..., None]:
+    """A Fail state's ``Error`` and a function's ``errorType`` are reported as written, ``States.``
+    prefix included: AWS runs published samples whose Parallel branches end in a Fail state with
+    ``"Error": "States.QuorumMet"`` that a Catch on that name routes (moto refused the name)."""
+    from moto.stepfunctions.parser.asl.component.common.error_name.error_name import ErrorName
+
+    def init(self: Any, error_name: str | None) -> None:
+        ErrorName.__init__(self, error_name=error_name)
+
+    return init
+
+
 def _assigned_literals_decoded(_original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A definition is JSON: an ``Assign`` of ``"\\""`` assigns one quote. moto kept that string as
     written, escapes and all (its rule for other literal values decodes them already)."""
@@ -330,6 +345,7 @@ PATCHES: tuple[Patch, ...] = (
         _validated_by_the_same_parse,
     ),
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
+    Patch(87, _CUSTOM_ERROR_NAME, "__init__", _any_reported_error_name),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
     Patch(16, _PREPROCESSOR, "_open_query_language_scope", _downgrade_refused_only_under_a_jsonata_machine),

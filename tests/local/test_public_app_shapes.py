@@ -1,0 +1,139 @@
+"""Templates shaped as public SAM apps write them (issue 51), each cause in a small app of our own:
+YAML as the SAM CLI reads it, definitions as CloudFormation's resource provider builds them, the
+resource types and attributes public apps use, and what the engine cannot run stood in for."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedResourceWarning
+
+# An IAM policy's Version unquoted (a YAML date), an activity, and attributes moto's models lacked.
+TEMPLATE = """\
+AWSTemplateFormatVersion: 2010-09-09
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Work:
+    Type: AWS::StepFunctions::Activity
+    Properties:
+      Name: work
+  Uploads:
+    Type: AWS::S3::Bucket
+  Alerts:
+    Type: AWS::SNS::Topic
+  Catalog:
+    Type: AWS::Glue::Database
+    Properties:
+      CatalogId: !Ref AWS::AccountId
+      DatabaseInput:
+        Name: catalog
+  Machine:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      DefinitionUri: statemachine/machine.asl.yaml
+      DefinitionSubstitutions:
+        WaitSeconds: 0
+        Strict: true
+        ActivityArn: !Ref Work
+        BucketName: !GetAtt Uploads.BucketName
+        TopicArn: !GetAtt Alerts.TopicArn
+        Database: !Ref Catalog
+      Policies:
+        - Version: 2012-10-17
+          Statement:
+            - Effect: Allow
+              Action: states:*
+              Resource: "*"
+Outputs:
+  ActivityName:
+    Value: !GetAtt Work.Name
+"""
+# A YAML definition: CloudFormation puts the substitutions into its text before reading it, so
+# ${WaitSeconds} is a number and ${Strict} a boolean.
+DEFINITION = """\
+StartAt: Pause
+States:
+  Pause:
+    Type: Wait
+    Seconds: ${WaitSeconds}
+    Next: Named
+  Named:
+    Type: Pass
+    Result:
+      strict: ${Strict}
+      activity: ${ActivityArn}
+      bucket: ${BucketName}
+      topic: ${TopicArn}
+      database: ${Database}
+    End: true
+"""
+
+
+def write_app(
+    root: Path, template: str = TEMPLATE, definition: tuple[str, str] = ("machine.asl.yaml", DEFINITION)
+) -> Path:
+    (root / "statemachine").mkdir(parents=True)
+    (root / "template.yaml").write_text(template)
+    (root / "statemachine" / definition[0]).write_text(definition[1])
+    return root
+
+
+def test_an_app_as_public_templates_write_it_deploys_and_runs(local_cloud: LocalCloud, tmp_path: Path):
+    # Given an app with an unquoted policy Version, an activity, GetAtt BucketName and TopicArn, a
+    # YAML definition with number and boolean substitutions, and a Glue database the engine lacks
+    app = write_app(tmp_path / "shop")
+    # When it is deployed
+    with pytest.warns(SkippedResourceWarning) as warned:
+        stack = local_cloud.deploy_template(app)
+    # Then only the database is stood in for, in one line that says why
+    assert [str(w.message) for w in warned] == [
+        "shop: stood in for Catalog (AWS::Glue::Database) (the engine does not run this resource type): "
+        "not deployed; its references are arn:aws:glue:us-east-1:123456789012:database/shop-Catalog-STANDIN, "
+        "which does not exist here"
+    ]
+    assert stack.outputs == {"ActivityName": "work"}
+    activity = "arn:aws:states:us-east-1:123456789012:activity:work"
+    assert [a["activityArn"] for a in local_cloud.sfn.list_activities()["activities"]] == [activity]
+    # And the machine runs with every substitution in place, typed as the YAML reads it
+    run = local_cloud.run(stack.arn("Machine"), {})
+    assert run.status == "SUCCEEDED", run.cause
+    bucket = local_cloud.client("s3").list_buckets()["Buckets"]
+    assert run.output == {
+        "strict": True,
+        "activity": activity,
+        "bucket": next(b["Name"] for b in bucket if b["Name"].startswith("shop-uploads-")),
+        "topic": local_cloud.client("sns").list_topics()["Topics"][0]["TopicArn"],
+        "database": "shop-Catalog-STANDIN",
+    }
+
+
+def test_a_json_definition_with_a_tab_is_json(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a JSON definition indented with tabs (YAML forbids a tab, JSON allows it)
+    definition = '{\n\t"StartAt": "Done",\n\t"States": {"Done": {"Type": "Succeed"}}\n}\n'
+    template = TEMPLATE.replace("machine.asl.yaml", "machine.asl.json")
+    app = write_app(tmp_path / "shop", template, ("machine.asl.json", definition))
+    # When it is deployed, then it runs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedResourceWarning)
+        stack = local_cloud.deploy_template(app)
+    assert local_cloud.run(stack.arn("Machine"), {}).status == "SUCCEEDED"
+
+
+def test_a_parse_error_names_the_line_of_the_users_own_file(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a JSON definition whose fifth line holds a mistake
+    definition = json.dumps(
+        {"StartAt": "Done", "States": {"Done": {"Type": "Succeed", "Next": ["oops"]}}}, indent=2
+    )
+    assert '"Next": [' in definition.splitlines()[5]
+    template = TEMPLATE.replace("machine.asl.yaml", "machine.asl.json")
+    app = write_app(tmp_path / "shop", template, ("machine.asl.json", definition))
+    # When it is deployed, then the refusal names that line, as the user's file numbers it
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedResourceWarning)
+        with pytest.raises(DeploymentError, match=r"line 6:"):
+            local_cloud.deploy_template(app)
