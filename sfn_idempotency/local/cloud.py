@@ -517,6 +517,7 @@ class LocalCloud:
         document = sam_templates.named(sam_templates.load_template(file), state_machine_names or {})
         packaged = sam_templates.package(document, file.parent, bucket)
         sam_templates.undeclared(packaged.template, values)
+        sam_templates.unset(packaged.template, values)
         template = sam_templates.translate(packaged.template, values, self.region, self.client("iam"))
         deployer = AssemblyDeployer(
             self.client, self.account, self.region, mocked=self.mock_config is not None

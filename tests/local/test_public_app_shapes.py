@@ -8,10 +8,12 @@ import json
 import warnings
 from pathlib import Path
 
+import httpx
 import pytest
 
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedResourceWarning
+from sfn_idempotency.local.apps.sam_templates import TemplateError
 
 # An IAM policy's Version unquoted (a YAML date), an activity, and attributes moto's models lacked.
 TEMPLATE = """\
@@ -137,3 +139,91 @@ def test_a_parse_error_names_the_line_of_the_users_own_file(local_cloud: LocalCl
         warnings.simplefilter("ignore", SkippedResourceWarning)
         with pytest.raises(DeploymentError, match=r"line 6:"):
             local_cloud.deploy_template(app)
+
+
+def test_parameters_without_a_value_are_named_with_the_flag_that_gives_one(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a template with two parameters that have no default, and one that has
+    parameters = "Parameters:\n  Bucket:\n    Type: String\n  Email:\n    Type: String\n  Stage:\n    Type: String\n    Default: dev\n"
+    app = write_app(tmp_path / "shop", TEMPLATE.replace("Resources:\n", parameters + "Resources:\n", 1))
+    # When it is deployed with a value for one of them, then the refusal names the other, and how
+    with pytest.raises(TemplateError) as refused:
+        local_cloud.deploy_template(app, parameters={"Email": "ops@example.com"})
+    assert str(refused.value) == (
+        "the template's parameter Bucket has no default and no value: give it one with "
+        "--parameter-overrides Bucket=VALUE (parameters= in deploy_template)"
+    )
+
+
+def test_an_include_of_a_local_file_and_spaced_sub_variables_deploy_a_served_api(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given an API whose OpenAPI body is an AWS::Include of a local file, with a CORS OPTIONS
+    # method (a MOCK integration, no URI) and a Sub variable written with spaces, and a rule on a
+    # bus of the template named by its Ref
+    api_body = """\
+openapi: 3.0.1
+info: {title: shop-api, version: "1.0"}
+paths:
+  /orders:
+    post:
+      x-amazon-apigateway-integration:
+        type: aws
+        httpMethod: POST
+        credentials:
+          Fn::Sub: arn:aws:iam::${ AWS::AccountId }:role/api
+        uri:
+          Fn::Sub: arn:aws:apigateway:${ AWS::Region }:states:action/StartSyncExecution
+        requestTemplates:
+          application/json:
+            Fn::Sub: '{"input": "$util.escapeJavaScript($input.json(''$''))", "stateMachineArn": "${ Machine }"}'
+        responses:
+          default: {statusCode: "200"}
+"""
+    template = (
+        TEMPLATE.replace(
+            "statemachine/machine.asl.yaml", "statemachine/machine.asl.yaml\n      Type: EXPRESS"
+        )
+        + """\
+  Api:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: Prod
+      Cors:
+        AllowOrigin: "'*'"
+      DefinitionBody:
+        Fn::Transform:
+          Name: AWS::Include
+          Parameters:
+            Location: api.yaml
+  Bus:
+    Type: AWS::Events::EventBus
+    Properties:
+      Name: orders
+  OnOrder:
+    Type: AWS::Events::Rule
+    Properties:
+      EventBusName: !Ref Bus
+      EventPattern: {source: [shop]}
+"""
+    )
+    app = write_app(
+        tmp_path / "shop",
+        template.replace("\nOutputs:\n  ActivityName:\n    Value: !GetAtt Work.Name\n", "\n"),
+    )
+    (app / "api.yaml").write_text(api_body)
+    # When it is deployed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedResourceWarning)
+        stack = local_cloud.deploy_template(app)
+    # Then the included paths are the API's, the rule is on the named bus, and a POST runs the machine
+    rest_api = stack.resource("Api").physical_id
+    paths = {
+        r["path"]: set(r.get("resourceMethods", {}))
+        for r in local_cloud.client("apigateway").get_resources(restApiId=rest_api)["items"]
+    }
+    assert paths["/orders"] == {"POST", "OPTIONS"}
+    assert local_cloud.events.list_rules(EventBusName="orders")["Rules"][0]["Name"].startswith("shop-OnOrder")
+    answer = httpx.post(f"{next(iter(stack.api_endpoints.values()))}orders", json={}, timeout=30)
+    assert answer.status_code == 200, answer.text

@@ -16,6 +16,7 @@ alike; moto's own stack records are read only to name each resource's ARN. aws-c
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import fnmatch
 import io
@@ -284,7 +285,7 @@ def _references(value: Any) -> Iterator[str]:
 
 def _sub_references(text: str, variables: Mapping[str, Any]) -> Iterator[str]:
     for name in re.findall(r"\$\{([^!}][^}]*)\}", text):
-        base = name.split(".", 1)[0]
+        base = name.strip().split(".", 1)[0]
         if base not in variables:
             yield base
 
@@ -678,7 +679,10 @@ class AssemblyDeployer:
                 raise DeploymentError(f"{name}: {error}") from error
         if self._status(cloudformation, name) == ROLLED_BACK:
             reason = self._failure(cloudformation, name)
-            cloudformation.delete_stack(StackName=name)
+            with contextlib.suppress(
+                cloudformation.exceptions.ClientError
+            ):  # the rollback deleted what it could
+                cloudformation.delete_stack(StackName=name)
             raise DeploymentError(f"{name}: {reason}")
         return self._describe(cloudformation, name, paths, stack_plan, updated=exists)
 

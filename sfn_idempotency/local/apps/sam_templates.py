@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
 import re
 import zipfile
 from collections.abc import Mapping, Sequence
@@ -169,8 +170,9 @@ _GLOBAL_SECTIONS = {"Function": "AWS::Serverless::Function"}
 
 def package(template: Mapping[str, Any], base: Path, bucket: str) -> Packaged:
     """The template with its local paths replaced as ``sam package`` replaces them: code by an
-    ``s3://`` URI in ``bucket``, a definition by the document itself."""
-    document: dict[str, Any] = json.loads(json.dumps(template))
+    ``s3://`` URI in ``bucket``, a definition by the document itself, and each ``AWS::Include`` of
+    a local file by the file's document, as CloudFormation's transform puts it in."""
+    document: dict[str, Any] = _included(json.loads(json.dumps(template)), base, "")
     artifacts: dict[str, Artifact] = {}
     sections = [
         (f"Resources.{logical_id}", resource.get("Type"), resource.setdefault("Properties", {}))
@@ -200,6 +202,29 @@ def package(template: Mapping[str, Any], base: Path, bucket: str) -> Packaged:
                 properties.pop(source_property)
                 properties[target_property] = _read_document(path, where)
     return Packaged(document, tuple(artifacts.values()))
+
+
+_INCLUDE = "AWS::Include"
+
+
+def _included(value: Any, base: Path, where: str) -> Any:
+    """``value`` with every ``Fn::Transform`` of ``AWS::Include`` whose ``Location`` is a local file
+    replaced by that file's JSON or YAML document (an ``s3://`` location stays: nothing reads it)."""
+    if isinstance(value, list):
+        return [_included(item, base, f"{where}[{index}]") for index, item in enumerate(value)]
+    if not isinstance(value, dict):
+        return value
+    transform = value.get("Fn::Transform") if len(value) == 1 else None
+    if isinstance(transform, dict) and transform.get("Name") == _INCLUDE:
+        location = (transform.get("Parameters") or {}).get("Location")
+        if isinstance(location, str) and "://" not in location:
+            path = (base / location).resolve()
+            if not path.is_file():
+                raise TemplateError(
+                    f"{where}: the {_INCLUDE} location {location} does not exist (under {base})"
+                )
+            return _included(_read_document(path, where), path.parent, where)
+    return {key: _included(item, base, f"{where}.{key}".lstrip(".")) for key, item in value.items()}
 
 
 def _code_artifact(path: Path) -> Artifact:
@@ -278,6 +303,25 @@ def undeclared(template: Mapping[str, Any], parameters: Mapping[str, str]) -> No
         )
 
 
+def unset(template: Mapping[str, Any], parameters: Mapping[str, str]) -> None:
+    """Refuse, naming every one, parameters without a default that no override gives a value
+    (CloudFormation refuses the stack at the first: "Missing parameter X")."""
+    declared = template.get("Parameters") or {}
+    missing = sorted(
+        name
+        for name, parameter in declared.items()
+        if name not in parameters and not (isinstance(parameter, dict) and "Default" in parameter)
+    )
+    if missing:
+        example = " ".join(f"{name}=VALUE" for name in missing)
+        raise TemplateError(
+            f"the template's parameter{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{'have' if len(missing) > 1 else 'has'} no default and no value: give "
+            f"{'them' if len(missing) > 1 else 'it'} one with --parameter-overrides {example} "
+            "(parameters= in deploy_template)"
+        )
+
+
 def fingerprint(template: Path) -> tuple[tuple[str, int, int], ...]:
     """What changes when the template or its code does: every file under the template's folder,
     but hidden folders (``.aws-sam``, ``.git``) and ``node_modules`` (``--watch`` compares these)."""
@@ -313,6 +357,8 @@ def translate(
         undo_mark_unicode_str_in_template,
     )
 
+    for chatter in _TRANSLATOR_CHATTER:  # its notes to AWS's own operators, not to the user
+        logging.getLogger(chatter).setLevel(logging.ERROR)
     values = dict(parameters)
     to_py27_compatible_template(template, values)
     translator = Translator(None, Parser(), boto_session=boto3.Session(region_name=region))
@@ -326,6 +372,11 @@ def translate(
         raise TemplateError(f"the SAM transform refused the template: {causes}") from None
     result: dict[str, Any] = undo_mark_unicode_str_in_template(translated)
     return result
+
+
+# The transform's loggers that warn of its own configuration (a feature toggle it has no config
+# for, metrics nobody publishes): not the template's problem, so not printed beside serve's lines.
+_TRANSLATOR_CHATTER = ("samtranslator.feature_toggle", "samtranslator.metrics")
 
 
 def artifacts_bucket(account: str, region: str) -> str:

@@ -91,7 +91,7 @@ def resolved(value: Any, stand_ins: Mapping[str, StoodIn]) -> Any:
 
 def _substituted(text: str, stand_ins: Mapping[str, StoodIn], variables: Mapping[str, Any]) -> str:
     def replace(found: re.Match[str]) -> str:
-        target, _, attribute = found.group(1).partition(".")
+        target, _, attribute = found.group(1).strip().partition(".")
         if target in variables or target not in stand_ins:
             return found.group(0)
         return stand_ins[target].attribute(attribute) if attribute else stand_ins[target].name

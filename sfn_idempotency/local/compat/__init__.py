@@ -204,6 +204,9 @@ cloudformation (stacks)
       the one and left the other empty).
   89. [L30] ``AWS::StepFunctions::Activity`` creates its activity (moto's CloudFormation lacked the type).
   90. [L30] ``Fn::GetAtt`` of a bucket's ``BucketName`` and a topic's ``TopicArn``.
+  91. [L30] ``Fn::Sub`` trims a variable's spaces (``${ Name }``), as CloudFormation does.
+  92. [L30] An event bus's ``Ref`` is its name (moto's was the bus object: a rule naming its bus
+      failed to create).
 
 apigateway (REST APIs from a stack)
   41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,

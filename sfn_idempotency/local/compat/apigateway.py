@@ -133,13 +133,16 @@ def _rest_api_with_body(_original: Callable[..., Any]) -> Any:
 def _importable(body: Mapping[str, Any]) -> dict[str, Any]:
     """The definition as moto's import reads it: its version marker aside (the import takes
     Swagger 2.0's paths alike), integration types in the API's spelling (``aws_proxy`` is
-    ``AWS_PROXY``)."""
+    ``AWS_PROXY``), and a MOCK integration (the OPTIONS method SAM's ``Cors`` adds) without a URI
+    or backend method, which moto's import demanded of every integration."""
     paths = {
         path: {
             verb: (
                 {
                     **operation,
                     "x-amazon-apigateway-integration": {
+                        "uri": "",
+                        "httpMethod": verb.upper(),
                         **operation["x-amazon-apigateway-integration"],
                         "type": str(operation["x-amazon-apigateway-integration"].get("type", "")).upper(),
                     },

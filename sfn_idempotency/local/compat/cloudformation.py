@@ -1,5 +1,5 @@
 """CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40,
-43, 69, 80, 89, 90).
+43, 69, 80, 89-92).
 
 AWS's CloudFormation creates a state machine with CreateStateMachine; moto's put it in a backend the
 Step Functions API never reads, from ``DefinitionString`` alone. It skipped ``AWS::SQS::QueuePolicy``,
@@ -8,7 +8,9 @@ and created tables without their TTL or point-in-time recovery and could not upd
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import secrets
 import string
 import threading
@@ -527,6 +529,8 @@ def install_models() -> None:
         _activity_model()
         # fix 80: a layer version's Ref is its ARN (moto's was empty)
         add(_LAYER, "physical_resource_id", property(lambda layer: layer.arn))
+        # fix 92: an event bus's Ref is its name (moto's Ref was the bus object itself)
+        add("moto.events.models:EventBus", "physical_resource_id", property(lambda bus: bus.name))
     # moto's CloudFormation loads on demand (patching.LOADED_ON_DEMAND): its lists, if made
     after_first_import(_PARSING, "list every model again", _list_models_again)
 
@@ -679,7 +683,8 @@ def _rolled_back(original: Callable[[Any], None]) -> Callable[[Any], None]:
                 "ROLLBACK_IN_PROGRESS",
                 resource_status_reason=f"The following resource(s) failed to create: [{logical_id}]. ",
             )
-            self.resource_map.delete()
+            with contextlib.suppress(Exception):  # a rollback goes on past what it cannot delete,
+                self.resource_map.delete()  # and the failure reported is the creation's own
             self.status = "ROLLBACK_COMPLETE"
             self._add_stack_event("ROLLBACK_COMPLETE")
 
@@ -698,6 +703,31 @@ def _no_outputs_once_rolled_back(original: property) -> property:
         return [] if self.status == "ROLLBACK_COMPLETE" else evaluate(self)
 
     return property(outputs)
+
+
+# -- fix 91: Fn::Sub as CloudFormation parses it ------------------------------------------------
+_SUB_VARIABLE = re.compile(r"\$\{\s*([^!}\s][^}]*?)\s*\}")
+
+
+def _sub_variables_trimmed(text: Any) -> Any:
+    """``${ Name }`` is ``${Name}``: CloudFormation trims a variable's spaces (an AWS sample's
+    included OpenAPI file writes ``${ RestApi}``); moto looked for a resource named " RestApi"."""
+    return _SUB_VARIABLE.sub(r"${\1}", text) if isinstance(text, str) else text
+
+
+def _clean_json_with_trimmed_subs(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def clean_json(resource_json: Any, resources_map: Any) -> Any:
+        if isinstance(resource_json, dict) and "Fn::Sub" in resource_json:
+            sub = resource_json["Fn::Sub"]
+            trimmed = (
+                [_sub_variables_trimmed(sub[0]), *sub[1:]]
+                if isinstance(sub, list) and sub
+                else _sub_variables_trimmed(sub)
+            )
+            resource_json = {**resource_json, "Fn::Sub": trimmed}
+        return original(resource_json, resources_map)
+
+    return clean_json
 
 
 PATCHES: tuple[Patch, ...] = (
@@ -723,6 +753,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(43, "moto.cloudformation.models:Stack", "_add_stack_event", keep),
     Patch(43, "moto.cloudformation.models:Stack", "outputs", _no_outputs_once_rolled_back),
     Patch(89, "moto.stepfunctions.models:StepFunctionBackend", "create_activity", keep),
+    Patch(91, _PARSING, "clean_json", _clean_json_with_trimmed_subs),
     *(
         patch
         for owner in _MORE_ATTRIBUTES
