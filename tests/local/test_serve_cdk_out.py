@@ -101,20 +101,22 @@ def test_a_failed_redeploy_is_reported_and_the_stack_stays(watched):
     process, ready, stderr, app = watched
     machine = ready["stacks"][STACK]["resources"]["Checkout"]["arn"]
     version = json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"]
-    # When the new synth has a resource that needs one the engine cannot run
+    # When the new synth has a state machine whose definition CreateStateMachine refuses
     mark = len(stderr.lines)
     extra = {
-        "Java": {
-            "Type": "AWS::Lambda::Function",
-            "Properties": {"Runtime": "java21", "Handler": "index.handler"},
+        "Broken": {
+            "Type": "AWS::StepFunctions::StateMachine",
+            "Properties": {
+                "RoleArn": "arn:aws:iam::123456789012:role/r",
+                "DefinitionString": '{"StartAt": "Nowhere", "States": {}}',
+            },
         },
-        "UsesJava": {"Type": "AWS::SNS::Topic", "Properties": {"TopicName": {"Fn::GetAtt": ["Java", "Arn"]}}},
     }
     write_app(app, version=version + 1, extra_resources=extra)
     # Then the failure is one line, and the deployed stack still answers with the old code
     stderr.wait_for("re-deploy of", after=mark)
     assert any(
-        "UsesJava (AWS::SNS::Topic) needs Java (AWS::Lambda::Function)" in line
+        line.startswith("sfn-idempotency: re-deploy of") and "the update failed" in line
         for line in stderr.lines[mark:]
     )
     assert json.loads(run(stepfunctions(ready), machine, {"amount": 1})["output"])["version"] == version

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from botocore.parsers import ResponseParserError
+
 from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.apps import sam_templates
 from sfn_idempotency.local.apps.stand_ins import StoodIn, resolved, stood_in, wanted
@@ -677,6 +679,10 @@ class AssemblyDeployer:
         except cloudformation.exceptions.ClientError as error:
             if NO_UPDATES not in str(error):
                 raise DeploymentError(f"{name}: {error}") from error
+        except ResponseParserError as error:  # moto answered an update with the failing service's own body
+            raise DeploymentError(
+                f"{name}: the {'update' if exists else 'creation'} failed in a resource's own service: {error}"
+            ) from error
         if self._status(cloudformation, name) == ROLLED_BACK:
             reason = self._failure(cloudformation, name)
             with contextlib.suppress(
