@@ -16,7 +16,7 @@ from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedRe
 from sfn_idempotency.local.apps.sam_templates import TemplateError
 
 # An IAM policy's Version unquoted (a YAML date), an activity, and attributes moto's models lacked.
-TEMPLATE = """\
+RESOURCES = """\
 AWSTemplateFormatVersion: 2010-09-09
 Transform: AWS::Serverless-2016-10-31
 Resources:
@@ -51,10 +51,8 @@ Resources:
             - Effect: Allow
               Action: states:*
               Resource: "*"
-Outputs:
-  ActivityName:
-    Value: !GetAtt Work.Name
 """
+TEMPLATE = RESOURCES + "Outputs:\n  ActivityName:\n    Value: !GetAtt Work.Name\n"
 # A YAML definition: CloudFormation puts the substitutions into its text before reading it, so
 # ${WaitSeconds} is a number and ${Strict} a boolean.
 DEFINITION = """\
@@ -182,7 +180,7 @@ paths:
           default: {statusCode: "200"}
 """
     template = (
-        TEMPLATE.replace(
+        RESOURCES.replace(
             "statemachine/machine.asl.yaml", "statemachine/machine.asl.yaml\n      Type: EXPRESS"
         )
         + """\
@@ -208,10 +206,7 @@ paths:
       EventPattern: {source: [shop]}
 """
     )
-    app = write_app(
-        tmp_path / "shop",
-        template.replace("\nOutputs:\n  ActivityName:\n    Value: !GetAtt Work.Name\n", "\n"),
-    )
+    app = write_app(tmp_path / "shop", template)
     (app / "api.yaml").write_text(api_body)
     # When it is deployed
     with warnings.catch_warnings():

@@ -685,9 +685,8 @@ class AssemblyDeployer:
             ) from error
         if self._status(cloudformation, name) == ROLLED_BACK:
             reason = self._failure(cloudformation, name)
-            with contextlib.suppress(
-                cloudformation.exceptions.ClientError
-            ):  # the rollback deleted what it could
+            # the rollback deleted what it could: what it could not, the delete cannot either
+            with contextlib.suppress(cloudformation.exceptions.ClientError):
                 cloudformation.delete_stack(StackName=name)
             raise DeploymentError(f"{name}: {reason}")
         return self._describe(cloudformation, name, paths, stack_plan, updated=exists)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+from sfn_idempotency.local.documents import YAMLError, parse_document
 
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
 TEMPLATE_NAMES = ("template.yaml", "template.yml", "template.json")
@@ -59,49 +59,11 @@ def template_file(path: Path) -> Path:
     return path
 
 
-class _TemplateLoader(yaml.SafeLoader):  # type: ignore[misc]
-    """YAML with CloudFormation's short forms (``!Ref X`` is ``{"Ref": "X"}``), read as the SAM CLI
-    reads it (its ``yamlhelper``): a timestamp stays the text it was written as, so an IAM policy's
-    unquoted ``Version: 2012-10-17`` is the string CloudFormation sees, not a ``datetime.date``."""
-
-
-def _short_form(loader: yaml.SafeLoader, name: str, node: yaml.Node) -> dict[str, Any]:
-    """``name``: the tag after its ``!``."""
-    key = "Ref" if name == "Ref" else "Condition" if name == "Condition" else f"Fn::{name}"
-    value: Any
-    if isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    elif isinstance(node, yaml.MappingNode):
-        value = loader.construct_mapping(node, deep=True)
-    else:
-        value = loader.construct_scalar(node)
-        if name == "GetAtt":
-            value = str(value).split(".", 1)
-    return {key: value}
-
-
-def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
-    return str(loader.construct_scalar(node))
-
-
-_TemplateLoader.add_multi_constructor("!", _short_form)
-_TemplateLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
-
-
-def parse_document(text: str) -> Any:
-    """A template or definition's text as the SAM CLI parses it: JSON first (a tab is fine in
-    JSON, never in YAML), then YAML with CloudFormation's short forms."""
-    try:
-        return json.loads(text)
-    except ValueError:
-        return yaml.load(text, Loader=_TemplateLoader)
-
-
 def load_template(path: Path) -> dict[str, Any]:
     file = template_file(path)
     try:
         document = parse_document(file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError) as error:
+    except (UnicodeDecodeError, YAMLError) as error:
         raise TemplateError(f"{file}: not a template: {error}") from None
     if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
         raise TemplateError(f"{file}: not a template (it has no Resources)")
@@ -244,7 +206,7 @@ def _code_artifact(path: Path) -> Artifact:
 def _read_document(path: Path, where: str) -> Any:
     try:
         return parse_document(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
+    except (OSError, UnicodeDecodeError, YAMLError) as error:
         raise TemplateError(f"{where}: {path} cannot be read: {error}") from None
 
 

@@ -19,6 +19,7 @@ from functools import cache
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import Patch, add, after_first_import, keep
+from sfn_idempotency.local.documents import YAMLError, parse_yaml
 
 _SFN_MODELS = "moto.stepfunctions.models:StateMachine"
 _TABLE = "moto.dynamodb.models.table:Table"
@@ -48,8 +49,9 @@ def definition_of(properties: Mapping[str, Any], account_id: str) -> str:
     if "Definition" in properties:
         text = json.dumps(properties["Definition"])
     elif "DefinitionS3Location" in properties:
-        text = _substituted(_s3_object_text(properties["DefinitionS3Location"], account_id), properties)
-        return text if _is_json(text) else _yaml_as_json(text)
+        return _as_json_text(
+            _substituted(_s3_object_text(properties["DefinitionS3Location"], account_id), properties)
+        )
     else:
         text = str(properties.get("DefinitionString", ""))
     return _substituted(text, properties)
@@ -66,29 +68,17 @@ def _substitution_text(value: Any) -> str:
     return json.dumps(value) if isinstance(value, bool) else str(value)
 
 
-def _is_json(text: str) -> bool:
+def _as_json_text(text: str) -> str:
+    """JSON text as it is (its lines are the user's); YAML written out as JSON; text that is
+    neither goes on as it is, for the parser to refuse in its own words."""
     try:
         json.loads(text)
     except ValueError:
-        return False
-    return True
-
-
-def _yaml_as_json(text: str) -> str:
-    """A YAML definition written out as JSON; text that is neither goes on as it is, for the
-    parser to refuse in its own words."""
-    import yaml
-
-    class TextTimestamps(yaml.SafeLoader):  # type: ignore[misc]
-        """A timestamp stays the text it was written as (JSON has no dates)."""
-
-    TextTimestamps.add_constructor(
-        "tag:yaml.org,2002:timestamp", lambda loader, node: str(loader.construct_scalar(node))
-    )
-    try:
-        return json.dumps(yaml.load(text, Loader=TextTimestamps), indent=2)
-    except yaml.YAMLError:
-        return text
+        try:
+            return json.dumps(parse_yaml(text), indent=2)
+        except YAMLError:
+            return text
+    return text
 
 
 def _s3_object_text(location: Mapping[str, Any], account_id: str) -> str:
@@ -420,17 +410,15 @@ def _alarm_model() -> type:
 
 
 # -- fix 89: activities -------------------------------------------------------------------------
+def _activity_properties(resource_name: str, cloudformation_json: Any) -> dict[str, Any]:
+    return {"Name": resource_name, **cloudformation_json.get("Properties", {})}
+
+
 def _activity_arn(properties: Mapping[str, Any], account_id: str, region_name: str) -> str:
     return f"arn:aws:states:{region_name}:{account_id}:activity:{properties['Name']}"
 
 
-def _create_activity(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
-    _parser_backend(account_id, region_name).create_activity(
-        str(properties["Name"]), tags=list(properties.get("Tags") or []) or None
-    )
-
-
-def _delete_activity(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+def _delete_activity(properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     _parser_backend(account_id, region_name).delete_activity(
         _activity_arn(properties, account_id, region_name)
     )
@@ -447,7 +435,6 @@ def _activity_model() -> type:
             self.properties = properties
             self.name = str(properties["Name"])
             self.arn = _activity_arn(properties, account_id, region_name)
-            self.account_id, self.region_name = account_id, region_name
 
         @property
         def physical_resource_id(self) -> str:
@@ -472,19 +459,22 @@ def _activity_model() -> type:
         def create_from_cloudformation_json(
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **_: Any
         ) -> Activity:
-            properties = {"Name": resource_name, **cloudformation_json.get("Properties", {})}
-            _create_activity(resource_name, properties, account_id, region_name)
+            properties = _activity_properties(resource_name, cloudformation_json)
+            _parser_backend(account_id, region_name).create_activity(
+                str(properties["Name"]), tags=list(properties.get("Tags") or []) or None
+            )
             return cls(properties, account_id, region_name)
 
         @classmethod
         def delete_from_cloudformation_json(
             cls, resource_name: str, cloudformation_json: Any, account_id: str, region_name: str
         ) -> None:
-            properties = {"Name": resource_name, **cloudformation_json.get("Properties", {})}
-            _delete_activity(resource_name, properties, account_id, region_name)
+            _delete_activity(
+                _activity_properties(resource_name, cloudformation_json), account_id, region_name
+            )
 
         def delete(self, account_id: str, region_name: str) -> None:
-            _delete_activity(self.name, self.properties, account_id, region_name)
+            _delete_activity(self.properties, account_id, region_name)
 
     return Activity
 
