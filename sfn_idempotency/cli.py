@@ -444,6 +444,24 @@ def _add_check_parser(commands: Any) -> None:
         "--key", metavar="JMESPATH", help="what makes two requests the same (default: equal input)"
     )
     check_command.add_argument("--express", action="store_true", help="deploy the definition as Express")
+    app = check_command.add_argument_group(
+        "your app, instead of DEFINITION: its state machine explored as deployed, its functions in "
+        "any runtime the engine runs (--watch then names a function's logical id or construct path)"
+    )
+    app.add_argument(
+        "--template", type=Path, metavar="FILE|DIR", help="an AWS SAM or CloudFormation template"
+    )
+    app.add_argument("--cdk-out", type=Path, metavar="DIR", help="the cloud assembly cdk synth left in DIR")
+    app.add_argument(
+        "--stack", action="append", default=[], metavar="NAME", help="of --cdk-out: only this stack"
+    )
+    app.add_argument("--stack-name", help="the stack of --template (default: its folder's name)")
+    app.add_argument(
+        "--parameter-overrides", nargs="+", default=[], metavar="KEY=VALUE", help="the template's parameters"
+    )
+    app.add_argument(
+        "--state-machine", metavar="LOGICAL_ID", help="which state machine (default: the app's only one)"
+    )
     group = check_command.add_argument_group("exploration")
     group.add_argument("--schedules", type=positive_int, default=None, help="how many (default: 200)")
     group.add_argument("--budget", type=seconds, metavar="SECONDS", help="as many schedules as fit instead")
@@ -633,6 +651,11 @@ def serve(arguments: argparse.Namespace) -> int:
             **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
         }
         if arguments.cdk_out is not None or arguments.template:
+            cloud.on_task_failure(
+                lambda failure: print(
+                    f"sfn-idempotency: task failed: {failure.line()}", file=sys.stderr, flush=True
+                )
+            )
             _announce(ready | _serve_apps(cloud, arguments, stop))
             stop.wait()
         else:
@@ -880,6 +903,7 @@ def check(arguments: argparse.Namespace) -> int:
     try:
         report = run_check(
             CheckRequest(
+                app=_app_to_check(arguments),
                 definition=arguments.definition,
                 functions=dict(arguments.function),
                 code_dir=arguments.code_dir,
@@ -904,6 +928,34 @@ def check(arguments: argparse.Namespace) -> int:
         except OSError as error:
             raise CliError(f"cannot write {arguments.svg}: {error}") from None
     return 0 if report.passed else EXIT_FAILED_EXECUTION
+
+
+def _app_to_check(arguments: argparse.Namespace) -> Any:
+    """``check``'s app (--template or --cdk-out), or None for a definition or the example."""
+    from sfn_idempotency.local.apps import sam_templates
+    from sfn_idempotency.local.explorer.command import AppSource
+
+    given = [
+        flag
+        for flag, value in (("--template", arguments.template), ("--cdk-out", arguments.cdk_out))
+        if value
+    ]
+    if not given:
+        return None
+    if len(given) > 1 or arguments.definition is not None:
+        raise CliError("check one of: a DEFINITION, --template or --cdk-out")
+    try:
+        parameters = sam_templates.parameter_overrides(arguments.parameter_overrides)
+    except sam_templates.TemplateError as error:
+        raise CliError(str(error)) from None
+    return AppSource(
+        template=arguments.template,
+        cdk_out=arguments.cdk_out,
+        stacks=arguments.stack,
+        stack_name=arguments.stack_name,
+        parameters=parameters,
+        state_machine=arguments.state_machine,
+    )
 
 
 def print_environment(arguments: argparse.Namespace) -> int:

@@ -67,8 +67,9 @@ def check_assets() -> None:
     """Fail at start, not in the browser, when the vendored graph library is missing."""
     if asset("vendor/dagre.min.js") is None:
         raise ConsoleAssetMissingError(
-            "the console's graph library is missing: run `make console-assets` (it copies "
-            "@dagrejs/dagre from node_modules into sfn_idempotency/console/static/vendor)"
+            "the console's graph library is missing, as in an editable install of a checkout (every "
+            "built wheel carries it): run `make console-assets` (it copies @dagrejs/dagre from "
+            "node_modules into sfn_idempotency/console/static/vendor)"
         )
 
 

@@ -116,7 +116,10 @@ class ServerBackend:
 
 def _ensure_free(host: str, port: int) -> None:
     # moto's server thread would die silently on a taken port and leave start() waiting forever.
+    # The probe binds as the server will (werkzeug's, like every socketserver HTTP server, reuses
+    # the address): a port whose last connection is in TIME-WAIT is free to it, not taken.
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((host, port))
         except OSError as error:

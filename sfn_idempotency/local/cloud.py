@@ -20,6 +20,7 @@ from typing import Any, Self
 
 import boto3
 from botocore.config import Config
+from botocore.exceptions import ClientError
 
 from sfn_idempotency import definitions
 from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
@@ -46,13 +47,16 @@ from sfn_idempotency.local.backends import Backend, InProcessBackend
 from sfn_idempotency.local.calls import Reply
 from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.compat.express import express_execution, is_express_execution
+from sfn_idempotency.local.compat.service_tasks import GatewayAnswer, GatewayRequest
 from sfn_idempotency.local.faults import FaultPlan
+from sfn_idempotency.local.http.integrations import HttpRequest
+from sfn_idempotency.local.http.integrations import answer as http_answer
 from sfn_idempotency.local.http.request_guard import AccessPolicy
-from sfn_idempotency.local.http.rest_apis import REST_API_TYPE
+from sfn_idempotency.local.http.rest_apis import REST_API_TYPE, stages_of
 from sfn_idempotency.local.http.server import RestApiServers, stage_urls
 from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
-from sfn_idempotency.local.observability import metric_filters
+from sfn_idempotency.local.observability import metric_filters, task_failures
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.metrics import IdempotentSteps
@@ -260,12 +264,14 @@ class LocalCloud:
         activities.install()
         redrive.install()
         metric_filters.install()
+        task_failures.install()
         task_deadlines.install()
         call_origins.install()
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
         retention.retention.keep(self.retain_executions)
         compat.execution_ends.ends.listeners[:] = [redrive.release_a_succeeded_run, retention.retention.ended]
         compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
+        compat.service_tasks.api_gateway.answer = self._answer_api_invocation
         self.backend.start()
         runtimes.endpoint_url = self.endpoint_url
         runtimes.faults = self.faults
@@ -306,6 +312,8 @@ class LocalCloud:
             activities.forget()
             compat.retry_time.scale = 1.0
             compat.redrive_clock.now = time.time
+            compat.service_tasks.api_gateway.answer = None
+            task_failures.listeners.clear()
             task_deadlines.active.clock = None
             compat.execution_ends.ends.listeners.clear()
             retention.retention.keep(None)
@@ -550,6 +558,20 @@ class LocalCloud:
             warnings.warn(f"not served: {line}", SkippedResourceWarning, stacklevel=2)
         return stage_urls(served, rest_api_id)
 
+    def _answer_api_invocation(self, request: GatewayRequest) -> GatewayAnswer | None:
+        """An apigateway:invoke Task's request (compat fix 93), answered as ``serve`` answers it
+        at the stage it names; None when the API or the stage does not exist."""
+        try:
+            stages = stages_of(self._own_client("apigateway"), request.rest_api_id)
+        except ClientError:
+            return None
+        stage = next((stage for stage in stages if stage.name == request.stage), None)
+        if stage is None:
+            return None
+        http_request = HttpRequest(request.verb, request.path, request.query, request.headers, request.body)
+        reply = http_answer(stage, http_request, self.integration_services, self.account, self.region)
+        return reply.status, reply.headers, reply.body
+
     def _rest_api_servers(self) -> RestApiServers:
         if self._rest_apis is None:
             self._rest_apis = RestApiServers(
@@ -693,6 +715,11 @@ class LocalCloud:
         if self._sfn_unprefixed is None:
             self._sfn_unprefixed = self.client("stepfunctions", inject_host_prefix=False)
         return self._sfn_unprefixed
+
+    def on_task_failure(self, listener: Callable[[task_failures.TaskFailure], None]) -> None:
+        """Call ``listener`` with each failed Task attempt (its execution, state, error and cause) as
+        its history records it, retried and caught attempts included, until the cloud closes."""
+        task_failures.listeners.append(listener)
 
     def wait_until(
         self, condition: Callable[[], bool], timeout: float = DEFAULT_WAIT_SECONDS, what: str = ""

@@ -13,7 +13,9 @@
 - ``LocalCloud.deploy_template(path)``: your SAM or CloudFormation template, packaged as ``sam
   deploy`` packages it and translated by aws-sam-translator; it answers a ``DeployedStack``. A bad
   template or override is a ``TemplateError``; a Node.js function declared for another Node than
-  the engine's is a ``NodeVersionWarning`` at its first call.
+  the engine's is a ``NodeVersionWarning`` at its first call, and the AWS SDK its runtime carries
+  that could not be installed from npm a ``NodeSdkWarning``; a Python function whose code the
+  engine's Python cannot load, declared for another, a ``PythonVersionWarning``.
 - ``explore(ExplorationTarget(cloud, machine_arn, [request], watch=[function], key=...))``: the
   exactly-once explorer, which runs the machine under many schedules of duplicates, faults, stops,
   time-outs, redrives, a moving clock and late release workflows; ``report.assert_exactly_once()``
@@ -56,6 +58,8 @@ from sfn_idempotency.local.explorer import Target as ExplorationTarget
 from sfn_idempotency.local.faults import FaultPlan
 from sfn_idempotency.local.lambdas import LocalFunction, LocalLambdaContext
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
+from sfn_idempotency.local.runtimes.node_sdk import NodeSdkWarning
+from sfn_idempotency.local.runtimes.python import PythonVersionWarning
 from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 
@@ -81,7 +85,9 @@ __all__ = [
     "LocalFunction",
     "LocalLambdaContext",
     "MovableClock",
+    "NodeSdkWarning",
     "NodeVersionWarning",
+    "PythonVersionWarning",
     "Report",
     "ScheduleOutcome",
     "SkippedResourceWarning",

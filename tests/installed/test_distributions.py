@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -87,3 +88,36 @@ def test_the_metadata_describes_the_project(dists: Distributions) -> None:
     assert "Programming Language :: Python :: 3.11" in metadata.get_all("Classifier")
     assert {url.split(",")[0] for url in metadata.get_all("Project-URL")} >= {"Homepage", "Source", "Issues"}
     assert set(metadata.get_all("Provides-Extra")) == {"cdk", "local", "dev"}
+
+
+def test_a_wheel_built_from_a_clean_tree_carries_the_console(tmp_path: Path) -> None:
+    # Given the tracked files alone (a fresh clone: no vendored console files), after npm ci
+    tree = tmp_path / "clone"
+    tracked = run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPOSITORY_ROOT
+    ).stdout.split("\0")
+    for name in filter(None, tracked):
+        source = REPOSITORY_ROOT / name
+        if source.is_file():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, tree / name)
+    (tree / "node_modules").symlink_to(REPOSITORY_ROOT / "node_modules")
+    assert not (tree / "sfn_idempotency" / "console" / "static" / "vendor" / "dagre.min.js").exists()
+    # When `pip wheel .` builds it, with no separate step
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "--wheel-dir",
+            str(tmp_path),
+            str(tree),
+        ],
+        cwd=tmp_path,
+    )
+    # Then the wheel has the console's graph library and licences
+    (wheel,) = tmp_path.glob("*.whl")
+    assert set(wheel_contents(wheel)) >= SHIPPED_DATA

@@ -12,6 +12,7 @@ import pytest
 from sfn_idempotency.cli import main
 from sfn_idempotency.wrap import wrap_state
 from tests import REPOSITORY_ROOT
+from tests.local.test_cdk_out import write_app as write_cdk_app
 
 CHECKOUT = REPOSITORY_ROOT / "tests" / "apps" / "checkout"
 ORDER = '{"orderId": "o-7", "amount": 12}'
@@ -134,3 +135,129 @@ def test_check_names_a_placeholder_nobody_filled(tmp_path: Path, capsys: pytest.
     )
     assert code == EXIT_BAD_INPUT
     assert "no value for ${PayFunctionArn}: add --sub NAME=VALUE" in capsys.readouterr().err
+
+
+# -- an app, as deployed from its template ---------------------------------------------------------
+APP_TEMPLATE = """\
+AWSTemplateFormatVersion: '2010-09-09'
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Orders:
+    Type: AWS::Serverless::StateMachine
+    Properties:
+      DefinitionUri: statemachine/orders.asl.json
+      DefinitionSubstitutions:
+        ChargeArn: !GetAtt Charge.Arn
+      Policies: []
+  Charge:
+    Type: AWS::Serverless::Function
+    Properties:
+      CodeUri: charge/
+      Handler: index.handler
+      Runtime: nodejs24.x
+"""
+APP_DEFINITION = {
+    "StartAt": "Charge",
+    "States": {
+        "Charge": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {"FunctionName": "${ChargeArn}", "Payload.$": "$"},
+            "OutputPath": "$.Payload",
+            "Next": "Done",
+        },
+        "Done": {"Type": "Succeed"},
+    },
+}
+
+
+def write_app(folder: Path, template: str = APP_TEMPLATE) -> Path:
+    (folder / "statemachine").mkdir(parents=True)
+    (folder / "charge").mkdir()
+    (folder / "template.yaml").write_text(template)
+    (folder / "statemachine" / "orders.asl.json").write_text(json.dumps(APP_DEFINITION))
+    (folder / "charge" / "index.js").write_text(
+        "exports.handler = async (event) => ({ charged: event.orderId });\n"
+    )
+    return folder
+
+
+def test_check_explores_an_app_s_state_machine_and_its_node_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a SAM app whose workflow charges through a Node.js function, with no idempotency
+    app = write_app(tmp_path / "shop")
+    # When it is checked from its template, the function watched by its logical id
+    code = main(
+        ["check", "--template", str(app), "--watch", "Charge", "--request", ORDER, "--schedules", "10"]
+    )
+    # Then the deployed function's second run is found
+    out = capsys.readouterr().out
+    assert code == EXIT_VIOLATION
+    assert "VIOLATED two runs took effect: shop-Charge-" in out
+
+
+def test_check_of_an_app_watches_the_functions_its_machine_calls_and_names_what_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given the app with a second state machine
+    second = APP_TEMPLATE.replace(
+        "  Charge:\n",
+        "  Audit:\n    Type: AWS::Serverless::StateMachine\n    Properties:\n      Definition: {StartAt: Done, States: {Done: {Type: Succeed}}}\n      Policies: []\n  Charge:\n",
+        1,
+    )
+    app = write_app(tmp_path / "shop", second)
+    # When it is checked without saying which machine, then the refusal lists them
+    assert main(["check", "--template", str(app), "--request", ORDER]) == EXIT_BAD_INPUT
+    assert "the app has 2 state machines: name one with --state-machine LOGICAL_ID" in capsys.readouterr().err
+    # And with the machine named and nothing watched, the function it calls is watched
+    code = main(
+        ["check", "--template", str(app), "--state-machine", "Orders", "--request", ORDER, "--schedules", "5"]
+    )
+    assert code == EXIT_VIOLATION
+    assert "two runs took effect: shop-Charge-" in capsys.readouterr().out
+    # And a --watch that names nothing of the app is one line
+    assert (
+        main(
+            [
+                "check",
+                "--template",
+                str(app),
+                "--state-machine",
+                "Orders",
+                "--watch",
+                "Nope",
+                "--request",
+                ORDER,
+            ]
+        )
+        == EXIT_BAD_INPUT
+    )
+    assert (
+        "--watch Nope: neither a function of the app nor a state of its state machine"
+        in capsys.readouterr().err
+    )
+
+
+def test_check_explores_a_cdk_app_s_state_machine_from_its_cloud_assembly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a synthesized CDK app (a Python function from an asset, a table, a machine calling both)
+    assembly = write_cdk_app(tmp_path / "cdk.out")
+    # When it is checked from its cloud assembly, its function watched by its construct path
+    code = main(
+        [
+            "check",
+            "--cdk-out",
+            str(assembly),
+            "--watch",
+            "Charge",
+            "--request",
+            '{"amount": 3}',
+            "--schedules",
+            "5",
+        ]
+    )
+    # Then the function's second run is found
+    assert code == EXIT_VIOLATION
+    assert "two runs took effect: Shop-Charge" in capsys.readouterr().out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -20,6 +21,7 @@ from botocore.config import Config
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
 from sfn_idempotency.lambdas.compute_key.computation import key_of
+from sfn_idempotency.local.backends import ServerBackend
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import example_settings
 from tests import REPOSITORY_ROOT
@@ -592,3 +594,31 @@ def test_serve_keeps_the_executions_it_is_told_to_and_refuses_a_negative_count()
     assert refused.returncode == 2
     assert "argument --retain-executions: the executions to keep are 0 or more, got -1" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_port_whose_last_connection_is_in_time_wait_is_free_to_serve():
+    # Given a port whose server side closed its connection first: the port is in TIME-WAIT, which
+    # a server that reuses its address (as serve's does) may bind, and a plain bind may not
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    client = socket.create_connection(("127.0.0.1", port))
+    accepted, _ = listener.accept()
+    accepted.close()
+    listener.close()
+    client.recv(1)
+    client.close()
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM) as plain,
+        pytest.raises(OSError, match="Address already in use"),
+    ):
+        plain.bind(("127.0.0.1", port))
+    # When the engine serves on it, then it starts
+    backend = ServerBackend("127.0.0.1", port)
+    backend.start()
+    try:
+        assert httpx.get(f"{backend.endpoint_url}/", timeout=COMMAND_DEADLINE_SECONDS).status_code < 500
+    finally:
+        backend.stop()

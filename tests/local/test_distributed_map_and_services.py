@@ -360,3 +360,76 @@ def test_an_item_source_that_cannot_be_read_fails_the_reader(local_cloud: LocalC
     result = run(local_cloud, reader_map("JSONL", "bad.jsonl"), {})
     assert (result.status, result.error) == ("FAILED", "States.ItemReaderFailed")
     assert (result.cause or "").startswith("The JSONL item source could not be read")
+
+
+def test_a_batch_task_speaks_pascal_case_and_fails_with_batch_s_named_error(local_cloud: LocalCloud):
+    # Given a submitJob.sync Task as Step Functions' docs write it (PascalCase), for a job
+    # definition that does not exist (a public app's, stood in for); moto passed "JobName" on to
+    # Batch's camelCase API and failed with a KeyError's text (fix 95)
+    definition = json.dumps(
+        {
+            "StartAt": "Submit",
+            "States": {
+                "Submit": {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::batch:submitJob.sync",
+                    "Parameters": {
+                        "JobName": "nightly-report",
+                        "JobQueue": "arn:aws:batch:us-east-1:123456789012:job-queue/reports",
+                        "JobDefinition": "arn:aws:batch:us-east-1:123456789012:job-definition/report:1",
+                        "ContainerOverrides": {"Environment": [{"Name": "DAY", "Value": "monday"}]},
+                    },
+                    "End": True,
+                }
+            },
+        }
+    )
+    # When it runs
+    result = run(local_cloud, definition, {})
+    # Then Batch itself answered, and the Task failed with Batch's error and AWS's cause wording
+    assert (result.status, result.error) == ("FAILED", "Batch.ClientException")
+    assert result.cause.startswith(
+        "Error executing request, Exception : Job definition "
+        "arn:aws:batch:us-east-1:123456789012:job-definition/report:1 does not exist, RequestId: "
+    )
+
+
+def test_an_athena_sync_task_waits_for_its_query_and_an_unrun_pattern_fails_by_name(local_cloud: LocalCloud):
+    # Given a startQueryExecution.sync Task (8 public apps use it) and a codebuild .sync the engine
+    # does not run; moto answered both with a RuntimeError's text (fix 96)
+    def task(resource: str, parameters: dict[str, Any]) -> str:
+        return json.dumps(
+            {
+                "StartAt": "Job",
+                "States": {
+                    "Job": {"Type": "Task", "Resource": resource, "Parameters": parameters, "End": True}
+                },
+            }
+        )
+
+    query = task(
+        "arn:aws:states:::athena:startQueryExecution.sync",
+        {
+            "QueryString": "SELECT 1",
+            "WorkGroup": "primary",
+            "ResultConfiguration": {"OutputLocation": "s3://results/"},
+        },
+    )
+    build = task("arn:aws:states:::codebuild:startBuild.sync", {"ProjectName": "site"})
+    # When each runs
+    queried = run(local_cloud, query, {})
+    built = local_cloud.run(
+        local_cloud.sfn.create_state_machine(name="build", definition=build, roleArn=ROLE)["stateMachineArn"],
+        {},
+    )
+    # Then the query's Task ended with GetQueryExecution's answer, once its query had succeeded
+    assert queried.status == "SUCCEEDED", queried.cause
+    assert queried.output["QueryExecution"]["Status"]["State"] == "SUCCEEDED"
+    assert queried.output["QueryExecution"]["Query"] == "SELECT 1"
+    task_events = [e["type"] for e in queried.history if e["type"] in ("TaskSubmitted", "TaskSucceeded")]
+    assert task_events == ["TaskSubmitted", "TaskSucceeded"]
+    # And the build failed as the state's own runtime error, in words, not Python's
+    assert (built.status, built.error) == ("FAILED", "States.Runtime")
+    assert built.cause.endswith(
+        "The local engine does not run the .sync pattern of arn:aws:states:::codebuild:startBuild.sync"
+    )

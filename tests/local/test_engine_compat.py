@@ -181,6 +181,157 @@ def test_a_fail_state_reports_a_states_prefixed_name_as_written(local_cloud: Loc
     assert json.loads(caught[0]["stateEnteredEventDetails"]["input"])["quorum"]["Error"] == "States.QuorumMet"
 
 
+def test_a_task_s_missing_parameter_path_names_its_own_field(local_cloud: LocalCloud, tmp_path: Path):
+    # A Task's Parameters are evaluated in a frame of their own; moto named the field its caller had
+    # evaluated last ("TimeoutSeconds"), 8 public apps' first answer (fix 94).
+    states = {
+        "Send": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::sqs:sendMessage",
+            "Parameters": {
+                "QueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q",
+                "MessageBody.$": "$.message",
+            },
+            "End": True,
+        }
+    }
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Send"), {})
+    assert (result.error, result.cause) == (
+        "States.Runtime",
+        "An error occurred while executing the state 'Send' (entered at the event id #2). The JSONPath "
+        "'$.message' specified for the field 'MessageBody.$' could not be found in the input '{}'",
+    )
+
+
+@pytest.mark.parametrize(
+    ("input_path", "words"),
+    [
+        # recorded (LocalStack's snapshots of AWS)
+        ("$.NoSuchInputPath", "No results for path: $['NoSuchInputPath']"),
+        ("$.no.such.result.path", "Missing property in path $['no']"),
+        # Jayway's own words, in bracket notation, where moto cut the path's first two characters
+        ("$.order.missing", "No results for path: $['order']['missing']"),
+        (
+            "$[0].body",
+            "Filter: [0]['body'] can only be applied to arrays. Current context is: {order={id=1}}",
+        ),
+    ],
+)
+def test_an_input_path_that_selects_nothing_is_worded_as_aws_words_it(
+    local_cloud: LocalCloud, tmp_path: Path, input_path: str, words: str
+):
+    states = {"Parse": {"Type": "Pass", "InputPath": input_path, "End": True}}
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Parse"), {"order": {"id": 1}})
+    assert (result.error, result.cause) == (
+        "States.Runtime",
+        f"An error occurred while executing the state 'Parse' (entered at the event id #2). "
+        f"Invalid path '{input_path}' : {words}",
+    )
+
+
+def test_an_sdk_action_moto_lacks_fails_the_task_with_the_service_s_error_in_words(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # A public app's first step calls transcribe:createVocabularyFilter, which moto has not
+    # implemented: a traceback and a KeyError('RequestId') as the cause before fix 97
+    states = {
+        "Filter": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:transcribe:createVocabularyFilter",
+            "Parameters": {"LanguageCode": "en-US", "VocabularyFilterName": "words", "Words": ["mug"]},
+            "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+            "End": True,
+        },
+        "Caught": {"Type": "Pass", "End": True},
+    }
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Filter"), {})
+    assert result.status == "SUCCEEDED"
+    failed = next(e["taskFailedEventDetails"] for e in result.history if e["type"] == "TaskFailed")
+    assert failed["error"] == "Transcribe.TranscribeException"
+    assert failed["cause"].startswith(
+        "The local engine does not implement transcribe CreateVocabularyFilter (Service: Transcribe, Status Code: 501,"
+    )
+
+
+def test_a_map_whose_input_is_not_an_array_writes_the_input_as_json(local_cloud: LocalCloud, tmp_path: Path):
+    # Recorded: "Map state input must be an array but was: {"foo":"bar"}"; moto wrote <class 'dict'> (fix 98)
+    states = {
+        "Each": {
+            "Type": "Map",
+            "ItemsPath": "$.detail",
+            "ItemProcessor": {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}},
+            "End": True,
+        }
+    }
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Each"), {"detail": {"foo": "bar"}})
+    assert result.status == "FAILED"
+    assert result.cause.endswith('Map state input must be an array but was: {"foo":"bar"}')
+
+
+def test_a_dynamodb_item_attribute_that_is_not_an_attribute_value_fails_the_state_in_aws_s_words(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Two public apps write an Item attribute as a plain string ("id.$": "$$.Execution.Id") and a
+    # BOOL as text ("false"): the string cannot be an AttributeValue; the text is converted (fix 99)
+    local_cloud.dynamodb.create_table(
+        TableName="runs",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    states = {
+        "Put": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::dynamodb:putItem",
+            "Parameters": {"TableName": "runs", "Item": {"id.$": "$.id", "timedOut": {"BOOL": "false"}}},
+            "End": True,
+        }
+    }
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Put"), {"id": "run-1"})
+    assert (result.error, result.cause) == (
+        "States.Runtime",
+        "An error occurred while executing the state 'Put' (entered at the event id #2). The Parameters "
+        '\'{"TableName":"runs","Item":{"id":"run-1","timedOut":{"BOOL":"false"}}}\' could not be used to start '
+        "the Task: [The value of the field 'id' has an invalid format]",
+    )
+    assert local_cloud.dynamodb.scan(TableName="runs")["Items"] == []
+
+
+def test_each_failed_task_attempt_is_reported_once_with_its_state_error_and_cause(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a function that always fails, retried once and then caught, and a listener (serve
+    # prints each report as one line)
+    def declined(event: Any, context: Any) -> Any:
+        raise PaymentDeclined("card expired")
+
+    failures: list[Any] = []
+    local_cloud.on_task_failure(failures.append)
+    states = {
+        "Charge": invoke_state(
+            {"Next": "Declined"},
+            Retry=[{"ErrorEquals": ["PaymentDeclined"], "MaxAttempts": 1, "IntervalSeconds": 1}],
+            Catch=[{"ErrorEquals": ["States.ALL"], "Next": "Declined"}],
+        ),
+        "Declined": {"Type": "Pass", "End": True},
+    }
+    machine = deploy(
+        local_cloud, tmp_path, states, "Charge", Fn=local_cloud.add_function("Pay", declined).arn
+    )
+    # When it runs
+    result = local_cloud.run(machine, {"orderId": "o-1"})
+    # Then both attempts were reported, each naming its execution, state and error
+    assert result.status == "SUCCEEDED"
+    assert [(f.execution_arn, f.state, f.error) for f in failures] == [
+        (result.arn, "Charge", "PaymentDeclined")
+    ] * 2
+    line = failures[0].line()
+    assert line.startswith(f"{result.arn.rsplit(':', 1)[-1]} Charge: PaymentDeclined: ")
+    assert '{"errorMessage":"card expired","errorType":"PaymentDeclined"' in line
+    assert "\n" not in line
+    assert line.endswith("…")  # the stack trace cut: the report is one line
+
+
 def test_failed_executions_do_not_flood_the_log(local_cloud: LocalCloud, tmp_path: Path, caplog):
     machine = deploy(local_cloud, tmp_path, {"Boom": {"Type": "Fail", "Error": "Boom"}}, "Boom")
     with caplog.at_level(logging.DEBUG):

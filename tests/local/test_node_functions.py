@@ -6,8 +6,13 @@ time-outs and crashes after which the next call gets a fresh environment."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import http.server
 import io
 import json
+import tarfile
+import threading
+import urllib.parse
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -16,6 +21,7 @@ import pytest
 
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
+from sfn_idempotency.local.runtimes.node_sdk import NodeSdkWarning
 
 CODE = Path(__file__).resolve().parents[1] / "apps" / "node_functions"
 TIMEOUT_SECONDS = 1
@@ -195,3 +201,165 @@ def test_a_new_configuration_gets_a_new_environment(functions: Functions):
     # Then the next call runs in a fresh environment with them, as Lambda replaces its environments
     result = functions.invoke("reconfigured")[1]
     assert (result["greeting"], result["calls"]) == ("new", 1)
+
+
+# -- the AWS SDK the runtime carries ---------------------------------------------------------------
+class LoopbackRegistry:
+    """An npm registry on loopback with one package: what ``npm install`` asks for, counted."""
+
+    def __init__(self, name: str, version: str, index_js: str) -> None:
+        tarball = io.BytesIO()
+        with tarfile.open(fileobj=tarball, mode="w:gz") as archive:
+            for member, text in (
+                ("package/package.json", json.dumps({"name": name, "version": version, "main": "index.js"})),
+                ("package/index.js", index_js),
+            ):
+                data = text.encode()
+                info = tarfile.TarInfo(member)
+                info.size = len(data)
+                archive.addfile(info, io.BytesIO(data))
+        self.tarball = tarball.getvalue()
+        self.name, self.version = name, version
+        self.requests: list[str] = []
+        registry = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                registry.requests.append(self.path)
+                if self.path.endswith(".tgz"):
+                    body, kind = registry.tarball, "application/octet-stream"
+                elif urllib.parse.unquote(self.path).lstrip("/") == registry.name:
+                    body, kind = json.dumps(registry.packument()).encode(), "application/json"
+                else:
+                    self.send_error(404)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def packument(self) -> dict[str, Any]:
+        integrity = "sha512-" + base64.b64encode(hashlib.sha512(self.tarball).digest()).decode()
+        manifest = {
+            "name": self.name,
+            "version": self.version,
+            "main": "index.js",
+            "dist": {
+                "tarball": f"{self.url}tarballs/{self.version}.tgz",
+                "shasum": hashlib.sha1(self.tarball).hexdigest(),
+                "integrity": integrity,
+            },
+        }
+        return {
+            "name": self.name,
+            "dist-tags": {"latest": self.version},
+            "versions": {self.version: manifest},
+        }
+
+
+def sdk_function_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(
+            "index.js",
+            "const { S3Client } = require('@aws-sdk/client-s3');\n"
+            "exports.handler = async () => ({ client: new S3Client().name });\n",
+        )
+    return buffer.getvalue()
+
+
+def test_the_sdk_a_runtime_carries_is_installed_once_into_a_cache_and_found(
+    functions: Functions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a registry that has @aws-sdk/client-s3 (on loopback), an empty cache, and two nodejs24.x
+    # functions that require it without packaging it, as Lambda's runtime lets them
+    registry = LoopbackRegistry(
+        "@aws-sdk/client-s3", "3.0.1", "exports.S3Client = class { name = 'from the cache' };"
+    )
+    try:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+        monkeypatch.setenv("npm_config_registry", registry.url)
+        monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm"))
+        monkeypatch.setenv("npm_config_update_notifier", "false")
+        for name in ("first", "second"):
+            functions.client.create_function(
+                FunctionName=name,
+                Runtime="nodejs24.x",
+                Role=functions.role,
+                Handler="index.handler",
+                Code={"ZipFile": sdk_function_zip()},
+            )
+        # When both are invoked
+        answers = [functions.invoke(name)[:2] for name in ("first", "second")]
+    finally:
+        registry.server.shutdown()
+    # Then each found the module, installed once into the cache (one package document, one tarball)
+    assert answers == [(None, {"client": "from the cache"})] * 2
+    assert (
+        tmp_path / "cache" / "sfn-idempotency" / "node-sdk" / "v3" / "node_modules" / "@aws-sdk" / "client-s3"
+    ).is_dir()
+    assert sum(path.endswith(".tgz") for path in registry.requests) == 1
+
+
+def test_a_v2_runtime_does_not_get_v3_and_an_install_that_fails_warns_once(
+    functions: Functions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a nodejs16.x function naming aws-sdk, and npm pointed at a port nothing answers
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:9/")
+    monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm"))
+    monkeypatch.setenv("npm_config_fetch_retries", "0")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("index.js", "const AWS = require('aws-sdk');\nexports.handler = async () => 1;\n")
+    functions.client.create_function(
+        FunctionName="legacy",
+        Runtime="nodejs16.x",
+        Role=functions.role,
+        Handler="index.handler",
+        Code={"ZipFile": buffer.getvalue()},
+    )
+    # When it is invoked twice
+    with pytest.warns(NodeSdkWarning, match=r"could not install aws-sdk \(the AWS SDK v2") as warned:
+        answers = [functions.invoke("legacy") for _ in range(2)]
+    # Then one warning named what it could not install, and the function failed as Lambda's would
+    # on a runtime without the module
+    assert len([w for w in warned if w.category is NodeSdkWarning]) == 1
+    for error, payload, _ in answers:
+        assert error == "Unhandled"
+        assert "Cannot find module 'aws-sdk'" in payload["errorMessage"]
+
+
+def test_the_sdk_v2_is_pointed_at_the_engine_as_v3_points_itself(functions: Functions):
+    # Given a nodejs16.x function whose aws-sdk (v2, which reads no AWS_ENDPOINT_URL) is its own
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(
+            "node_modules/aws-sdk/index.js",
+            "exports.config = { update(options) { Object.assign(this, options); } };\n",
+        )
+        archive.writestr(
+            "index.js",
+            "const AWS = require('aws-sdk');\n"
+            "exports.handler = async () => ({ endpoint: AWS.config.endpoint, pathStyle: AWS.config.s3ForcePathStyle });\n",
+        )
+    functions.client.create_function(
+        FunctionName="v2",
+        Runtime="nodejs16.x",
+        Role=functions.role,
+        Handler="index.handler",
+        Code={"ZipFile": buffer.getvalue()},
+    )
+    # When it is invoked (in process: the engine's endpoint is a port nothing answers, never AWS)
+    with pytest.warns(NodeVersionWarning):
+        error, payload, _ = functions.invoke("v2")
+    # Then its SDK's clients go to the engine's endpoint, S3 by path
+    assert (error, payload) == (None, {"endpoint": "http://127.0.0.1:9", "pathStyle": True})

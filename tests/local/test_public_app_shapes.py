@@ -4,8 +4,11 @@ resource types and attributes public apps use, and what the engine cannot run st
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 import warnings
+import zipfile
 from pathlib import Path
 
 import httpx
@@ -14,6 +17,8 @@ import pytest
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedResourceWarning
 from sfn_idempotency.local.apps.sam_templates import TemplateError
+from sfn_idempotency.local.runtimes.python import PythonVersionWarning
+from tests.servers import free_port
 
 # An IAM policy's Version unquoted (a YAML date), an activity, and attributes moto's models lacked.
 RESOURCES = """\
@@ -222,3 +227,109 @@ paths:
     assert local_cloud.events.list_rules(EventBusName="orders")["Rules"][0]["Name"].startswith("shop-OnOrder")
     answer = httpx.post(f"{next(iter(stack.api_endpoints.values()))}orders", json={}, timeout=30)
     assert answer.status_code == 200, answer.text
+
+
+def test_the_api_port_goes_to_the_app_s_own_stage_not_sam_s_extra_one(tmp_path: Path):
+    # Given an app whose API's stage is Prod (the SAM transform adds a stage named "Stage" beside
+    # it), served from a fixed first port
+    template = (
+        RESOURCES
+        + """\
+  Api:
+    Type: AWS::Serverless::Api
+    Properties:
+      StageName: Prod
+      DefinitionBody:
+        openapi: 3.0.1
+        info: {title: shop-api, version: "1.0"}
+        paths:
+          /health:
+            get:
+              x-amazon-apigateway-integration:
+                type: mock
+                requestTemplates: {application/json: '{"statusCode": 200}'}
+                responses: {default: {statusCode: "200"}}
+"""
+    )
+    app = write_app(tmp_path / "shop", template)
+    port = free_port()
+    with LocalCloud(api_port=port) as cloud, warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedResourceWarning)
+        # When it is deployed
+        stack = cloud.deploy_template(app)
+        # Then Prod has the port given, and SAM's Stage the one after
+        assert sorted(stack.api_endpoints.values()) == [
+            f"http://127.0.0.1:{port}/Prod/",
+            f"http://127.0.0.1:{port + 1}/Stage/",
+        ]
+
+
+def test_a_node_function_with_inline_code_runs_its_index_module(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a Node.js function whose code is inline (Code.ZipFile, through a Fn::Sub list), called
+    # by its ARN from a state machine; moto wrote inline code to index.py only (fix 100)
+    template = (
+        RESOURCES
+        + """\
+  Seed:
+    Type: AWS::Lambda::Function
+    Properties:
+      Handler: index.handler
+      Runtime: nodejs24.x
+      Role: !GetAtt SeedRole.Arn
+      Code:
+        ZipFile:
+          Fn::Sub:
+            - "exports.handler = async (event) => ({table: '${Table}', got: event});"
+            - Table: orders
+  SeedRole:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Version: 2012-10-17
+        Statement:
+          - Effect: Allow
+            Principal: {Service: lambda.amazonaws.com}
+            Action: sts:AssumeRole
+"""
+    )
+    template = template.replace(
+        "        WaitSeconds: 0\n", "        WaitSeconds: 0\n        SeedArn: !GetAtt Seed.Arn\n"
+    )
+    definition = (
+        'StartAt: Seed\nStates:\n  Seed:\n    Type: Task\n    Resource: "${SeedArn}"\n    End: true\n'
+    )
+    app = write_app(tmp_path / "shop", template, ("machine.asl.yaml", definition))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SkippedResourceWarning)
+        stack = local_cloud.deploy_template(app)
+    # When the machine runs, then the function's inline module answered
+    run = local_cloud.run(stack.arn("Machine"), {"n": 1})
+    assert run.status == "SUCCEEDED", run.cause
+    assert run.output == {"table": "orders", "got": {"n": 1}}
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the engine's Python reads this syntax")
+def test_a_python_function_newer_than_the_engine_s_python_says_why_it_did_not_load(local_cloud: LocalCloud):
+    # Given a python3.13 function whose code uses a 3.12 f-string (quotes reused inside), which a
+    # public app's function does and Python 3.11 cannot parse
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr("app.py", 'def handler(event, context):\n    return f"{event["name"]}"\n')
+    lambda_client = local_cloud.client("lambda")
+    role = local_cloud.client("iam").create_role(RoleName="fn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    lambda_client.create_function(
+        FunctionName="greet",
+        Runtime="python3.13",
+        Role=role,
+        Handler="app.handler",
+        Code={"ZipFile": code.getvalue()},
+    )
+    # When it is invoked twice
+    with pytest.warns(PythonVersionWarning) as warned:
+        answers = [lambda_client.invoke(FunctionName="greet", Payload=b'{"name": "x"}') for _ in range(2)]
+    # Then it failed as Lambda reports a module that does not load, and one line said why
+    for answer in answers:
+        assert json.loads(answer["Payload"].read())["errorType"] == "Runtime.ImportModuleError"
+    assert [str(w.message).split(":")[0] for w in warned] == [
+        f"greet declares python3.13 and could not be loaded on the engine's Python {sys.version.split()[0]}"
+    ]

@@ -378,3 +378,94 @@ def test_step_functions_actions_start_describe_and_stop_an_execution(local_cloud
     assert "stopDate" in stopped.json()
     assert ended["status"] == "ABORTED"
     assert local_cloud.sfn.describe_execution(executionArn=started["executionArn"])["status"] == "ABORTED"
+
+
+# -- a state machine's apigateway:invoke Task ------------------------------------------------------
+def test_an_apigateway_invoke_task_reaches_the_engine_s_api_and_fails_as_api_gateway_answers(
+    local_cloud: LocalCloud, api: Api
+):
+    # Given an API whose POST /orders echoes its body through a Lambda proxy, and a machine that
+    # invokes it at its own execute-api endpoint, then a path it lacks, then an API that does not exist
+    def echo(event: Any, _context: Any) -> dict[str, Any]:
+        return {
+            "statusCode": 200,
+            "body": json.dumps({"got": json.loads(event["body"]), "path": event["path"]}),
+        }
+
+    function = add_function(local_cloud, "echo", echo)
+    api.method(
+        "POST",
+        "/orders",
+        {"type": "AWS_PROXY", "integrationHttpMethod": "POST", "uri": function_uri(function)},
+        {},
+    )
+    api.deploy(stage="prod")
+
+    def invoke(endpoint: str, path: str) -> dict[str, Any]:
+        return {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::apigateway:invoke",
+            "Parameters": {
+                "ApiEndpoint": endpoint,
+                "Method": "POST",
+                "Stage": "prod",
+                "Path": path,
+                "RequestBody": {"orderId.$": "$.orderId"},
+            },
+        }
+
+    endpoint = f"{api.id}.execute-api.{REGION}.amazonaws.com"
+    machine = local_cloud.create_state_machine(
+        "invoker",
+        json.dumps(
+            {
+                "StartAt": "Known",
+                "States": {
+                    "Known": {
+                        **invoke(endpoint, "orders"),
+                        "ResultSelector": {"body.$": "$.ResponseBody", "status.$": "$.StatusCode"},
+                        "End": True,
+                    },
+                },
+            }
+        ),
+        {},
+    )
+    unknown_path = local_cloud.create_state_machine(
+        "unknown-path",
+        json.dumps(
+            {"StartAt": "Missing", "States": {"Missing": {**invoke(endpoint, "nowhere"), "End": True}}}
+        ),
+        {},
+    )
+    unknown_api = local_cloud.create_state_machine(
+        "unknown-api",
+        json.dumps(
+            {
+                "StartAt": "Gone",
+                "States": {
+                    "Gone": {
+                        **invoke(f"a1b2c3d4e5.execute-api.{REGION}.amazonaws.com", "orders"),
+                        "End": True,
+                    }
+                },
+            }
+        ),
+        {},
+    )
+
+    # When each runs
+    known = local_cloud.run(machine, {"orderId": "o-1"})
+    path_missing = local_cloud.run(unknown_path, {"orderId": "o-1"})
+    api_missing = local_cloud.run(unknown_api, {"orderId": "o-1"})
+
+    # Then the known method ran the function with the body, and the others fail with API Gateway's
+    # status as the error and its body as the cause (as AWS's recording of a missing path has it)
+    assert known.status == "SUCCEEDED", known.cause
+    assert known.output == {"body": {"got": {"orderId": "o-1"}, "path": "/orders"}, "status": 200}
+    assert (path_missing.status, path_missing.error) == ("FAILED", "ApiGateway.403")
+    assert json.loads(path_missing.cause or "") == {"message": "Missing Authentication Token"}
+    assert (api_missing.error, json.loads(api_missing.cause or "")) == (
+        "ApiGateway.403",
+        {"message": "Forbidden"},
+    )

@@ -9,6 +9,9 @@ import json
 import threading
 from typing import Any
 
+import boto3
+import botocore.loaders
+import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
@@ -354,3 +357,28 @@ def test_a_json_values_copy_is_its_own_and_other_objects_are_deep_copied():
     nested = {"set": {1, 2}}
     assert copied_json(nested)["set"] is not nested["set"]
     assert copied_json(nested) == nested
+
+
+def test_a_services_regions_are_botocores_own_read_once(local_cloud: LocalCloud):
+    # Given botocore's own answers, from a session without the fix (fix 101)
+    unfixed = botocore.session.Session()
+    original = botocore.session.Session._sfn_local_original_get_available_regions
+    expected = {
+        (service, partition): original(unfixed, service, partition)
+        for service in ("ec2", "stepfunctions", "no-such-service")
+        for partition in ("aws", "aws-cn")
+    }
+    # When new sessions ask, as moto's EC2 region table does at its import
+    loads: list[str] = []
+    real_load = botocore.loaders.Loader.load_service_model
+
+    def counted(self: Any, service_name: str, *args: Any, **kwargs: Any) -> Any:
+        loads.append(service_name)
+        return real_load(self, service_name, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(botocore.loaders.Loader, "load_service_model", counted)
+        answers = {key: boto3.Session().get_available_regions(*key) for key in expected for _ in range(2)}
+    # Then each answer is botocore's, and no service's model was read more than once
+    assert answers == expected
+    assert all(loads.count(service) <= 1 for service in loads)

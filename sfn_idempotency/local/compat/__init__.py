@@ -19,6 +19,8 @@ interpreter (moto's ASL interpreter)
   27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
   87. [L5] A Fail state's ``Error`` (or ``ErrorPath``) and a function's ``errorType`` may begin with
       ``States.``, as public apps AWS deployed have them (moto refused the name).
+  98. [L46] A Map's input that is not an array is written as compact JSON in the cause, as
+      recorded (moto wrote its Python type, ``<class 'dict'>``).
 
 evaluation (how the interpreter evaluates)
   59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most
@@ -37,6 +39,8 @@ moto_core (moto's plumbing, under every service)
       global lock (moto took it, and searched its registry, at every look-up).
   81. [speed] ``moto.batch`` (and EC2 with it) loads at the first Batch request, not when the
       interpreter is imported.
+  97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
+      service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
@@ -113,6 +117,19 @@ integrations (what a Task's call sends and returns)
       as ``text/plain; charset=UTF-8``, as the SDK for Java sends text.
   77. [L21] An aws-sdk Task's error Cause ends with the SDK's "(SDK Attempt Count: 1)" (recorded
       since November 2025).
+  95. [L46] A Batch Task speaks the API's PascalCase (moto sent ``JobName`` to a camelCase API).
+  99. [L46] A DynamoDB Task whose parameters cannot be its request (a plain string as an Item
+      attribute) fails as ``States.Runtime`` in AWS's words (moto's cause was Python's).
+
+service_tasks (Tasks of services moto's interpreter half-ran)
+  93. [L46] An ``apigateway:invoke`` Task reaches the engine's own REST API stage, with every
+      documented parameter (moto kept two, called the network, and failed with a TypeError).
+  96. [L46] Athena and SageMaker ``.sync`` Tasks wait for their job; any other ``.sync`` moto
+      lacks fails as ``States.Runtime`` naming it (moto answered a RuntimeError's text).
+
+json_paths (a JSONPath that selects nothing)
+  94. [L46] A parameter's missing path names its own field (moto named the caller's last,
+      ``TimeoutSeconds``); InputPath, OutputPath and the timeout paths word it as Jayway does.
 
 services (moto's S3 and SNS, for every caller)
   25. [L21] Objects are encrypted with SSE-S3 by default and their answers say so; an object
@@ -202,6 +219,8 @@ cloudformation (stacks)
       outputs (moto evaluated them, making what they named, and leaked that service's error).
   80. [L45] A function keeps its ``Layers``, and a layer version's Ref is its ARN (moto dropped
       the one and left the other empty).
+  100. [L45] A function's inline code (``Code.ZipFile``) is its ``index`` module for Node.js too
+      (moto wrote ``index.py`` only).
   89. [L30] ``AWS::StepFunctions::Activity`` creates its activity (moto's CloudFormation lacked the type).
   90. [L30] ``Fn::GetAtt`` of a bucket's ``BucketName`` and a topic's ``TopicArn``.
   91. [L30] ``Fn::Sub`` trims a variable's spaces (``${ Name }``), as CloudFormation does.
@@ -260,10 +279,12 @@ from sfn_idempotency.local.compat import (
     http_task,
     integrations,
     interpreter,
+    json_paths,
     jsonata,
     lambda_runtime,
     moto_core,
     redrive_fields,
+    service_tasks,
     services,
     test_state,
     versions,
@@ -300,10 +321,12 @@ moto_core.defer_batch_models()
 
 PATCHES: tuple[Patch, ...] = (
     *interpreter.PATCHES,
+    *json_paths.PATCHES,
     *evaluation.PATCHES,
     *history.PATCHES,
     *answers.PATCHES,
     *definitions.PATCHES,
+    *service_tasks.PATCHES,  # before integrations': fixes 70 and 71 wrap what it puts in place
     *integrations.PATCHES,
     *events.PATCHES,
     *dynamodb.PATCHES,
@@ -350,6 +373,7 @@ def install() -> None:
     interpreter.interpreter_modules()
     apply(PATCHES)
     interpreter.route_task_clients()
+    interpreter.install_map_input_words()
     evaluation.install_program_state_copies()
     answers.install_start_sync_execution()
     definitions.install_validate_state_machine_definition()

@@ -1,5 +1,5 @@
 """CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40,
-43, 69, 80, 89-92).
+43, 69, 80, 89-92, 100).
 
 AWS's CloudFormation creates a state machine with CreateStateMachine; moto's put it in a backend the
 Step Functions API never reads, from ``DefinitionString`` alone. It skipped ``AWS::SQS::QueuePolicy``,
@@ -9,11 +9,13 @@ and created tables without their TTL or point-in-time recovery and could not upd
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import re
 import secrets
 import string
 import threading
+import zipfile
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
@@ -534,6 +536,29 @@ def _list_models_again() -> None:
         parsing.get_name_type_map.cache_clear()
 
 
+# -- fix 100: inline code is the handler's module in every runtime the engine runs -------------
+def _inline_code_for_node_too(original: Callable[[str], bytes]) -> Callable[[str], bytes]:
+    """CloudFormation "places [inline ZipFile code] in a file named index" for Node.js as for Python
+    (AWS::Lambda::Function Code docs); moto wrote ``index.py`` only, so a Node.js function's
+    ``index.handler`` was ``Cannot find module 'index'``. Each runtime reads only its own file."""
+
+    def zipped(code: str) -> bytes:
+        archive = io.BytesIO()
+        with (
+            zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as rebuilt,
+            zipfile.ZipFile(io.BytesIO(original(code))) as moto_s,
+        ):
+            for entry in moto_s.infolist():
+                rebuilt.writestr(entry, moto_s.read(entry))
+            rebuilt.writestr(_NODE_INLINE_MODULE, code)
+        return archive.getvalue()
+
+    return staticmethod(zipped)
+
+
+_NODE_INLINE_MODULE = "index.js"
+
+
 # -- fix 80: Lambda layers ----------------------------------------------------------------------
 def _function_with_layers(original: Callable[..., Any]) -> Any:
     """moto's creation left out a function's ``Layers``, so its code ran without them. A layer
@@ -737,6 +762,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
     Patch(80, _FUNCTION, "create_from_cloudformation_json", _function_with_layers),
     Patch(80, _FUNCTION, "_get_layers_data", keep),
+    Patch(100, _FUNCTION, "_create_zipfile_from_plaintext_code", _inline_code_for_node_too),
     Patch(80, _LAYER, "arn", keep),
     Patch(43, _PARSING, "parse_and_create_resource", _named_failure),
     Patch(43, "moto.cloudformation.models:Stack", "create_resources", _rolled_back),

@@ -24,11 +24,13 @@ from botocore import xform_name
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
 from sfn_idempotency.local.calls import PARAMS_KEY
+from sfn_idempotency.local.compat import json_paths
 from sfn_idempotency.local.compat.answers import epoch_ms
 from sfn_idempotency.local.compat.patching import Patch, keep
 
 _SERVICE_PACKAGE = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service"
 _SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"
+_BATCH_TASK = f"{_SERVICE_PACKAGE}.state_task_service_batch:StateTaskServiceBatch"
 _AWS_SDK_TASK = f"{_SERVICE_PACKAGE}.state_task_service_aws_sdk:StateTaskServiceAwsSdk"
 _FUNCTION_ERROR = "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils:LambdaFunctionErrorException"
 # Capacity DynamoDB reports only when the request asks for it (ReturnConsumedCapacity).
@@ -37,7 +39,7 @@ _CAPACITY_ASKED = ("TOTAL", "INDEXES")
 
 def _operation_shapes(task: Any, action: str | None) -> Any:
     operation = snake_to_camel_case(action or task._get_boto_service_action())
-    return _service_model("stepfunctions").operation_model(operation)
+    return _service_model(task._get_boto_service_name()).operation_model(operation)
 
 
 def _pascal_case_request(original: Callable[..., None]) -> Callable[..., None]:
@@ -534,21 +536,79 @@ def _state_failures_kept(original: Callable[..., Any]) -> Callable[..., Any]:
     def from_error(self: Any, env: Any, ex: Exception) -> Any:
         if isinstance(ex, FailureEventException):
             return ex.failure_event
-        if isinstance(ex, NoSuchJsonPathError):
+        if isinstance(ex, UnfitParameters):
+            cause = str(ex)
+        elif isinstance(ex, NoSuchJsonPathError):
             cause = (
-                f"The JSONPath '{ex.json_path}' specified for the field '{env.next_field_name}' "
+                f"The JSONPath '{ex.json_path}' specified for the field "
+                f"'{getattr(ex, json_paths.FIELD_NAME, env.next_field_name)}' "
                 f"could not be found in the input '{to_json_str(ex.data)}'"
             )
-            details = TaskFailedEventDetails(error=runtime.to_name(), cause=cause)
-            return FailureEvent(
-                env=env,
-                error_name=StatesErrorName(typ=runtime),
-                event_type=HistoryEventType.TaskFailed,
-                event_details=EventDetails(taskFailedEventDetails=details),
-            )
-        return original(self, env, ex)
+        else:
+            return original(self, env, ex)
+        details = TaskFailedEventDetails(error=runtime.to_name(), cause=cause)
+        return FailureEvent(
+            env=env,
+            error_name=StatesErrorName(typ=runtime),
+            event_type=HistoryEventType.TaskFailed,
+            event_details=EventDetails(taskFailedEventDetails=details),
+        )
 
     return from_error
+
+
+# -- fix 99: parameters that do not fit DynamoDB's request fail as the state, in AWS's words -------
+# What the SDK for Java cannot build a request from: a scalar where the API has a structure, list or
+# map. A scalar of another scalar type ("BOOL": "false") it converts, as Jackson does.
+_CONTAINER_TYPES = frozenset({"<class 'dict'>", "<class 'list'>"})
+
+
+def _unfit_field(service: str, operation: str, parameters: dict[str, Any]) -> str | None:
+    """The first field of ``parameters`` whose value cannot be the member the API declares."""
+    from botocore.validate import ParamValidator
+
+    report = ParamValidator().validate(
+        parameters, _service_model(service).operation_model(operation).input_shape
+    )
+    for kind, name, details in report._errors:
+        if kind == "invalid type" and set(details.get("valid_types", ())) <= _CONTAINER_TYPES:
+            return str(name).rsplit(".", 1)[-1]
+    return None
+
+
+class UnfitParameters(Exception):
+    """A Task's parameters that the SDK cannot build its request from (fix 99); fix 71's error
+    handler makes it the state's ``States.Runtime``."""
+
+    def __init__(self, parameters: dict[str, Any], field: str) -> None:
+        compact = json.dumps(parameters, separators=(",", ":"), ensure_ascii=False)
+        super().__init__(
+            f"The Parameters '{compact}' could not be used to start the Task: "
+            f"[The value of the field '{field}' has an invalid format]"
+        )
+
+
+def _parameters_checked_before_the_call(original: Callable[..., None]) -> Callable[..., None]:
+    """moto handed botocore a request it could not serialize: the cause was Python's
+    ("'str' object has no attribute 'items'", an Item attribute written as a plain string). AWS
+    fails the state: "The Parameters '…' could not be used to start the Task: [The value of the
+    field '…' has an invalid format]" (``States.Runtime``, recorded for API Gateway's Headers)."""
+
+    def eval_service_task(
+        self: Any,
+        env: Any,
+        resource_runtime_part: Any,
+        normalised_parameters: dict[str, Any],
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        operation = snake_to_camel_case(self._get_boto_service_action())
+        field = _unfit_field(self._get_boto_service_name(), operation, normalised_parameters)
+        if field is not None:
+            raise UnfitParameters(normalised_parameters, field)
+        original(self, env, resource_runtime_part, normalised_parameters, *args, **kwargs)
+
+    return eval_service_task
 
 
 _SERVICE_ERRORS = (
@@ -576,6 +636,8 @@ PATCHES: tuple[Patch, ...] = (
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_normalise_response", _pascal_case_response),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_to_boto_request", keep),
     Patch(6, f"{_SFN_TASK_MODULE}:StateTaskServiceSfn", "_from_boto_response", keep),
+    Patch(95, _BATCH_TASK, "_normalise_parameters", _pascal_case_request),
+    Patch(95, _BATCH_TASK, "_normalise_response", _pascal_case_response),
     Patch(23, _AWS_SDK_TASK, "_normalise_service_error_name", _java_sdk_error_names),
     Patch(24, _AWS_SDK_TASK, "_normalise_parameters", _aws_sdk_request),
     Patch(24, _AWS_SDK_TASK, "_normalise_response", _aws_sdk_response),
@@ -585,6 +647,13 @@ PATCHES: tuple[Patch, ...] = (
         f"{_SERVICE_PACKAGE}.state_task_service:StateTaskService",
         "_SERVICE_NAME_SFN_TO_BOTO_OVERRIDES",
         keep,
+    ),
+    # before fix 70, which wraps what it puts in place
+    Patch(
+        99,
+        f"{_SERVICE_PACKAGE}.{_OPTIMIZED_TASKS['dynamodb']}",
+        "_eval_service_task",
+        _parameters_checked_before_the_call,
     ),
     *(
         Patch(70, f"{_SERVICE_PACKAGE}.{task}", "_eval_service_task", _with_sdk_metadata(service))

