@@ -164,7 +164,9 @@ def test_claim_that_keeps_failing_is_a_persistence_error(
     )
     result = idempotent_service.run(ORDER)
     assert result.error == "IdempotencyPersistenceError"
-    assert "DynamoDB.AccessDeniedException" in result.cause
+    # AWS names an error the SDK does not model by the service's generic exception, the code in the cause
+    assert "DynamoDB.AmazonDynamoDBException" in result.cause
+    assert "Error Code: AccessDeniedException" in result.cause
     assert idempotent_service.key_for(ORDER) in result.cause
     assert idempotent_service.business_runs == 0
     assert idempotent_service.records() == []
@@ -244,7 +246,7 @@ def test_a_completion_retried_after_its_write_landed_still_succeeds(
     assert result.status == "SUCCEEDED", (result.error, result.cause)
     assert result.states[-1] == "Complete"
     failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
-    assert failures == ["DynamoDB.InternalServerError"]
+    assert failures == ["DynamoDB.InternalServerErrorException"]
     record = idempotent_service.record_for(ORDER)
     assert (record["status"]["S"], owner_execution(record["owner"]["S"])) == ("COMPLETED", result.arn)
     assert json.loads(record["data"]["S"]) == result.output

@@ -171,7 +171,7 @@ def test_permanent_dynamodb_errors_end_named_and_lock_no_key_past_its_lease(
     assert result.status == "FAILED"
     assert result.error == error
     failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]
-    assert failures.count("DynamoDB.InternalServerError") == 1 + MAX_TRANSIENT_RETRIES
+    assert failures.count("DynamoDB.InternalServerErrorException") == 1 + MAX_TRANSIENT_RETRIES
     assert FAILING_STATE[operation] in result.states
     record = idempotent_service.record_for(event)
     assert (record["status"]["S"] if record else None) == status

@@ -118,6 +118,9 @@ integrations (what a Task's call sends and returns)
   77. [L21] An aws-sdk Task's error Cause ends with the SDK's "(SDK Attempt Count: 1)" (recorded
       since November 2025).
   95. [L46] A Batch Task speaks the API's PascalCase (moto sent ``JobName`` to a camelCase API).
+  102. [L1] An optimized integration's refusal is named as the SDK for Java names it: the modelled
+      exception class, else the service's generic one (``DynamoDB.AmazonDynamoDBException``), the
+      code in the cause (moto said ``DynamoDB.<code>``, and SQS ``SdkClientException`` for all).
   99. [L46] A DynamoDB Task whose parameters cannot be its request (a plain string as an Item
       attribute) fails as ``States.Runtime`` in AWS's words (moto's cause was Python's).
 
@@ -139,6 +142,8 @@ services (moto's S3 and SNS, for every caller)
   32. [L21] A secret's name with a character AWS does not allow is refused (ValidationException).
   52. [L21] An SNS notification is signed as its topic asks: SHA1 and ``SignatureVersion`` 1 unless
       the topic's ``SignatureVersion`` is 2 (moto always said 2), its Subject included.
+  103. [L1] SQS SendMessage without a body is ``MissingParameter`` (moto failed in Python).
+  104. [L1] An SNS Publish succeeds when a subscribed queue does not exist (moto failed the call).
 
 http_task (HTTP Tasks)
   33. [L26] HTTP Tasks (http:invoke) call their endpoint with the connection's authorization and

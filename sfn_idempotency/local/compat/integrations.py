@@ -611,6 +611,95 @@ def _parameters_checked_before_the_call(original: Callable[..., None]) -> Callab
     return eval_service_task
 
 
+# -- fix 102: a service's refusal named as the SDK for Java names it ------------------------------
+@dataclass(frozen=True)
+class SdkNaming:
+    """How Step Functions names an optimized integration's refusals: ``<prefix>.<exception>``, the
+    SDK for Java's exception class for the error code when the service models it, else the
+    service's ``generic`` exception; the cause says the code ("(Service: <java>; Status Code: …;
+    Error Code: …; Request ID: …; Proxy: null)")."""
+
+    prefix: str
+    java: str
+    generic: str
+
+
+# Recorded: DynamoDB.AmazonDynamoDBException (ValidationException), SQS.AmazonSQSException
+# (MissingParameter), SNS.InvalidParameterException, Lambda.ResourceNotFoundException,
+# StepFunctions.StateMachineDoesNotExistException; the other generic classes are the SDK's names.
+SDK_NAMING = {
+    "dynamodb": SdkNaming("DynamoDB", "AmazonDynamoDBv2", "AmazonDynamoDBException"),
+    "sqs": SdkNaming("SQS", "AmazonSQS", "AmazonSQSException"),
+    "sns": SdkNaming("SNS", "AmazonSNS", "AmazonSNSException"),
+    "lambda": SdkNaming("Lambda", "AWSLambda", "AWSLambdaException"),
+    "stepfunctions": SdkNaming("StepFunctions", "AWSStepFunctions", "AWSStepFunctionsException"),
+    "events": SdkNaming("EventBridge", "AmazonEventBridge", "AmazonEventBridgeException"),
+}
+
+
+@functools.cache
+def modelled_exception(boto_service: str, code: str) -> str | None:
+    """The SDK's exception class for ``code``, when the service's model has the error: its shape's
+    name, with the ``Exception`` the SDK for Java adds to a name without it."""
+    for shape in _service_model(boto_service).error_shapes:
+        if code in (shape.name, shape.error_code):
+            return shape.name if shape.name.endswith("Exception") else f"{shape.name}Exception"
+    return None
+
+
+def _named_as_the_sdk_names_them(service: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def build(original: Callable[..., Any]) -> Callable[..., Any]:
+        from botocore.exceptions import ClientError
+        from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
+        from moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name import (
+            CustomErrorName,
+        )
+        from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import FailureEvent
+        from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+        naming = SDK_NAMING[service]
+
+        def from_error(self: Any, env: Any, ex: Exception) -> Any:
+            if not isinstance(ex, ClientError):
+                return original(self, env, ex)
+            error = ex.response["Error"]
+            code = str(error.get("Code", ""))
+            metadata = ex.response.get("ResponseMetadata", {})
+            # A JSON service answering in its query protocol's codes (SQS) says its shape apart.
+            shape = str(error.get("QueryErrorCode") or code)
+            name = f"{naming.prefix}.{modelled_exception(service, shape) or naming.generic}"
+            cause = (
+                f"{error.get('Message', '')} (Service: {naming.java}; "
+                f"Status Code: {metadata.get('HTTPStatusCode', 400)}; Error Code: {code}; "
+                f"Request ID: {metadata.get('RequestId', '')}; Proxy: null)"
+            )
+            details = TaskFailedEventDetails(
+                error=name,
+                cause=cause,
+                resource=self._get_sfn_resource(),
+                resourceType=self._get_sfn_resource_type(),
+            )
+            return FailureEvent(
+                env=env,
+                error_name=CustomErrorName(name),
+                event_type=HistoryEventType.TaskFailed,
+                event_details=EventDetails(taskFailedEventDetails=details),
+            )
+
+        return from_error
+
+    return build
+
+
+_SDK_NAMED_TASKS = {
+    "dynamodb": "state_task_service_dynamodb:StateTaskServiceDynamoDB",
+    "sqs": "state_task_service_sqs:StateTaskServiceSqs",
+    "sns": "state_task_service_sns:StateTaskServiceSns",
+    "lambda": "state_task_service_lambda:StateTaskServiceLambda",
+    "stepfunctions": "state_task_service_sfn:StateTaskServiceSfn",
+    "events": "state_task_service_events:StateTaskServiceEvents",
+}
+
 _SERVICE_ERRORS = (
     "state_task_service_dynamodb:StateTaskServiceDynamoDB",
     "state_task_service_lambda:StateTaskServiceLambda",
@@ -658,6 +747,11 @@ PATCHES: tuple[Patch, ...] = (
     *(
         Patch(70, f"{_SERVICE_PACKAGE}.{task}", "_eval_service_task", _with_sdk_metadata(service))
         for service, task in _OPTIMIZED_TASKS.items()
+    ),
+    # before fix 71, which wraps what it puts in place
+    *(
+        Patch(102, f"{_SERVICE_PACKAGE}.{task}", "_from_error", _named_as_the_sdk_names_them(service))
+        for service, task in _SDK_NAMED_TASKS.items()
     ),
     *(
         Patch(71, f"{_SERVICE_PACKAGE}.{task}", "_from_error", _state_failures_kept)

@@ -10,18 +10,28 @@ aws-sdk call and a test's own client alike.
   Publish to a FIFO topic answers the message's ``SequenceNumber``.
 - Fix 32 (Secrets Manager): a secret's name may hold only letters, digits and ``/_+=.@!-``; AWS
   refuses any other with ``ValidationException`` and its words (moto created the secret).
+- Fix 103 (SQS): SendMessage without a ``MessageBody`` is ``MissingParameter``, "The request must
+  contain the parameter MessageBody." (recorded); moto failed on the missing body with Python's
+  ``object of type 'NoneType' has no len()``.
+- Fix 104 (SNS): a subscription whose SQS queue does not exist does not fail the Publish: on AWS
+  the publisher's call succeeds and only that delivery fails, on SNS's side (its delivery policy,
+  a dead-letter queue if the subscription has one). moto raised the queue's error out of Publish,
+  so a Task failed with ``SNS.AWS.SimpleQueueService.NonExistentQueueException``.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import Patch
 
+LOG = logging.getLogger(__name__)
 _S3_MODELS = "moto.s3.models"
 _SNS_MODELS = "moto.sns.models"
 _DEFAULT_ENCRYPTION = "AES256"
@@ -138,7 +148,32 @@ def _signed_as_the_topic_asks(original: Any) -> Any:
     return get_post_data
 
 
+def _a_body_required(original: Callable[..., Any]) -> Callable[..., Any]:
+    from moto.sqs.exceptions import MissingParameter
+
+    def send_message(self: Any, queue_name: str, message_body: Any, *args: Any, **kwargs: Any) -> Any:
+        if message_body is None:
+            raise MissingParameter("MessageBody")
+        return original(self, queue_name, message_body, *args, **kwargs)
+
+    return send_message
+
+
+def _deliveries_fail_alone(original: Callable[..., None]) -> Callable[..., None]:
+    from moto.sqs.exceptions import QueueDoesNotExist
+
+    def publish(self: Any, *args: Any, **kwargs: Any) -> None:
+        try:
+            original(self, *args, **kwargs)
+        except QueueDoesNotExist:
+            LOG.debug("SNS delivery to %s failed: the queue does not exist", self.endpoint)
+
+    return publish
+
+
 PATCHES: tuple[Patch, ...] = (
+    Patch(104, f"{_SNS_MODELS}:Subscription", "publish", _deliveries_fail_alone),
+    Patch(103, "moto.sqs.models:SQSBackend", "send_message", _a_body_required),
     Patch(25, f"{_S3_MODELS}:FakeKey", "response_dict", _encrypted_by_default),
     Patch(25, "moto.s3.responses:S3Response", "put_object", _checksum_type_of_single_part_uploads),
     Patch(31, f"{_SNS_MODELS}:SNSBackend", "publish", _fifo_topics_need_a_group),
