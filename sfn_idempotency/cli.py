@@ -123,6 +123,19 @@ def name_value(text: str) -> tuple[str, str]:
     return name, value
 
 
+def replay_hook(text: str) -> Any:
+    """A JSON payload template (an object), or the text as given (a '{% ... %}' expression)."""
+    stripped = text.strip()
+    if not stripped.startswith("{%"):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError as error:
+            raise argparse.ArgumentTypeError(
+                f"a replay hook is a JSON object or '{{% ... %}}': {error}"
+            ) from None
+    return text
+
+
 def endpoint_url(text: str) -> str:
     parsed = urlsplit(text)
     if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -385,6 +398,31 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="the step's one workflow variable (default: idempotent_<STATE>)",
     )
+    wrap_command.add_argument(
+        "--replay-marker",
+        metavar="PATH",
+        help="where a replay says so in the state's output (for example $.chargeReplay): true on a "
+        "replay, false on a first run",
+    )
+    wrap_command.add_argument(
+        "--replay-hook",
+        type=replay_hook,
+        metavar="TEMPLATE",
+        help="what a replay answers instead of the stored result: a JSON payload template (JSONPath "
+        "step, reading $.output and $.record) or a '{% ... %}' JSONata expression (JSONata step)",
+    )
+    wrap_command.add_argument(
+        "--wait-for-in-progress",
+        action="store_true",
+        help="a duplicate of a run in progress waits for its result instead of failing as "
+        "IdempotencyAlreadyInProgressError",
+    )
+    wrap_command.add_argument(
+        "--max-wait-seconds",
+        type=whole_seconds,
+        metavar="SECONDS",
+        help="with --wait-for-in-progress: how long a duplicate waits at most",
+    )
 
     _add_check_parser(commands)
 
@@ -442,6 +480,12 @@ def _add_check_parser(commands: Any) -> None:
     check_command.add_argument("--request", metavar="JSON", help="the input of one request")
     check_command.add_argument(
         "--key", metavar="JMESPATH", help="what makes two requests the same (default: equal input)"
+    )
+    check_command.add_argument(
+        "--answer",
+        metavar="PATH",
+        help="what of an output duplicates must agree on: a JSONPath ($.charge) or a JMESPath "
+        "(charge); default: the whole output (a replay marker in it then differs)",
     )
     check_command.add_argument("--express", action="store_true", help="deploy the definition as Express")
     app = check_command.add_argument_group(
@@ -900,25 +944,29 @@ def check(arguments: argparse.Namespace) -> int:
     from sfn_idempotency.local.explorer.report import dumps
 
     warnings.showwarning = _one_line_warning
+    # With --json, stdout is the JSON alone: what the handlers print goes to stderr (their log).
+    printed_to = contextlib.redirect_stdout(sys.stderr) if arguments.json else contextlib.nullcontext()
     try:
-        report = run_check(
-            CheckRequest(
-                app=_app_to_check(arguments),
-                definition=arguments.definition,
-                functions=dict(arguments.function),
-                code_dir=arguments.code_dir,
-                substitutions=dict(arguments.sub),
-                watch=arguments.watch,
-                request=None if arguments.request is None else parse_request(arguments.request),
-                key=arguments.key,
-                express=arguments.express,
-                schedules=arguments.schedules or DEFAULT_SCHEDULES,
-                seed=arguments.seed,
-                budget_seconds=arguments.budget,
-                max_steps=arguments.max_steps or DEFAULT_MAX_STEPS,
-                replay=arguments.replay,
+        with printed_to:
+            report = run_check(
+                CheckRequest(
+                    app=_app_to_check(arguments),
+                    definition=arguments.definition,
+                    functions=dict(arguments.function),
+                    code_dir=arguments.code_dir,
+                    substitutions=dict(arguments.sub),
+                    watch=arguments.watch,
+                    request=None if arguments.request is None else parse_request(arguments.request),
+                    key=arguments.key,
+                    answer=arguments.answer,
+                    express=arguments.express,
+                    schedules=arguments.schedules or DEFAULT_SCHEDULES,
+                    seed=arguments.seed,
+                    budget_seconds=arguments.budget,
+                    max_steps=arguments.max_steps or DEFAULT_MAX_STEPS,
+                    replay=arguments.replay,
+                )
             )
-        )
     except CheckError as error:
         raise CliError(str(error)) from None
     print(dumps(report) if arguments.json else report.text())
@@ -980,6 +1028,10 @@ def wrap(arguments: argparse.Namespace) -> int:
             timeout_seconds=arguments.timeout,
             result_variable=arguments.result_variable,
             express=arguments.express,
+            replay_marker=arguments.replay_marker,
+            replay_hook=arguments.replay_hook,
+            wait_for_in_progress=arguments.wait_for_in_progress,
+            max_wait_seconds=arguments.max_wait_seconds,
         )
     )
     return 0

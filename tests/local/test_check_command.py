@@ -261,3 +261,127 @@ def test_check_explores_a_cdk_app_s_state_machine_from_its_cloud_assembly(
     # Then the function's second run is found
     assert code == EXIT_VIOLATION
     assert "two runs took effect: Shop-Charge" in capsys.readouterr().out
+
+
+# -- the CLI and the Python API are one surface (issue 53) ----------------------------------------
+EXAMPLE_PROJECT = REPOSITORY_ROOT / "examples" / "my_project"
+
+
+def test_a_marker_guarded_workflow_checks_clean_from_the_cli_with_answer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given the guide's checkout wrapped from the command line with a replay marker (a replay says
+    # "chargeReplay": true, a first run false: whole outputs of duplicates differ by design)
+    wrapped = tmp_path / "checkout.wrapped.asl.json"
+    assert (
+        main(
+            [
+                "wrap",
+                str(EXAMPLE_PROJECT / "statemachines" / "checkout.asl.json"),
+                "--state",
+                "Charge",
+                "--key-prefix",
+                "checkout",
+                "--event-key-jmespath",
+                "paymentId",
+                "--replay-marker",
+                "$.chargeReplay",
+            ]
+        )
+        == 0
+    )
+    wrapped.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert "chargeReplay" in wrapped.read_text(encoding="utf-8")
+    base = [
+        "check",
+        str(wrapped),
+        "--function",
+        "Charge=charge.handler.handler",
+        "--function",
+        "Receipt=receipt.handler.handler",
+        "--code-dir",
+        str(EXAMPLE_PROJECT / "functions"),
+        "--request",
+        '{"paymentId": "p-9", "amount": 25}',
+        "--key",
+        "paymentId",
+        "--schedules",
+        "20",
+    ]
+    # When it is checked comparing whole outputs, then the marker itself is flagged
+    assert main(base) == EXIT_VIOLATION
+    assert "duplicates got different answers" in capsys.readouterr().out
+    # And when duplicates need agree only on the charge (a JSONPath, or the same as a JMESPath), it passes
+    assert main([*base, "--answer", "$.charged"]) == 0
+    assert "PASSED, 20 schedules" in capsys.readouterr().out
+    assert main([*base, "--answer", "charged"]) == 0
+    capsys.readouterr()
+
+
+def test_check_json_is_the_json_alone_when_a_handler_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a payment handler that prints, as handlers log
+    (tmp_path / "noisy.py").write_text(
+        "def pay(event, context):\n    print('charging', event)\n    return {'paid': True}\n",
+        encoding="utf-8",
+    )
+    definition = tmp_path / "pay.asl.json"
+    definition.write_text(
+        json.dumps(
+            {"StartAt": "Pay", "States": {"Pay": {"Type": "Task", "Resource": "${Pay}", "End": True}}}
+        ),
+        encoding="utf-8",
+    )
+    # When it is checked with --json
+    code = main(
+        [
+            "check",
+            str(definition),
+            "--function",
+            "Pay=noisy.pay",
+            "--code-dir",
+            str(tmp_path),
+            "--request",
+            ORDER,
+            "--schedules",
+            "3",
+            "--json",
+        ]
+    )
+    # Then stdout parses as the report, and what the handler printed is on stderr
+    captured = capsys.readouterr()
+    assert code == EXIT_VIOLATION
+    assert json.loads(captured.out)["counterexample"] is not None
+    assert "charging" in captured.err
+    assert "charging" not in captured.out
+
+
+def test_wrap_takes_every_option_wrap_state_takes(capsys: pytest.CaptureFixture[str]):
+    # wrap_state's replay hook and waiting options, from the command line
+    code = main(
+        [
+            "wrap",
+            str(EXAMPLE_PROJECT / "statemachines" / "checkout.asl.json"),
+            "--state",
+            "Charge",
+            "--key-prefix",
+            "checkout",
+            "--replay-hook",
+            '{"replayed": true, "charge.$": "$.output"}',
+            "--wait-for-in-progress",
+            "--max-wait-seconds",
+            "30",
+        ]
+    )
+    wrapped = capsys.readouterr().out
+    assert code == 0
+    expected = wrap_state(
+        (EXAMPLE_PROJECT / "statemachines" / "checkout.asl.json").read_text(encoding="utf-8"),
+        "Charge",
+        key_prefix="checkout",
+        replay_hook={"replayed": True, "charge.$": "$.output"},
+        wait_for_in_progress=True,
+        max_wait_seconds=30,
+    )
+    assert json.loads(wrapped) == json.loads(expected)

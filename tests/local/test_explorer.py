@@ -285,3 +285,56 @@ def test_a_task_state_is_a_side_effect_the_explorer_watches(local_cloud: LocalCl
     assert report.counterexample.steps == 1
     violations = {v.invariant: v.message for v in report.counterexample.violations}
     assert violations[invariants.TWO_SUCCESSES] == "RecordOrder: run 1 (E1, returned), run 2 (P1, returned)"
+
+
+# -- the guide's checkout example: no false alarm (issue 53) -------------------------------------
+EXAMPLE_PROJECT = Path(__file__).resolve().parents[2] / "examples" / "my_project"
+# Seed 1's schedule at the default budget, where the alarm was raised: E1 completes its record and is
+# held in its receipt; the clock passes the record's expiry; a new request P1 places a fresh charge.
+# E1's answer is its own record lifetime's, P1's the next one's: not duplicates of one another.
+EXPIRED_BETWEEN_TWO_ANSWERS = "sfnx1.eJyLrlZKTC7JzM9TslIqLkksKlHSUcrIz0lRsqoG8UtSgeJAobTSPJiqotTk1MyCEqXaWh0kvck5-cnZQIUFicUlQG5qRUFmUaVSbSwAEL0gQg=="
+
+
+def example_checkout(cloud: LocalCloud) -> ExplorationTarget:
+    """The guide's checkout (examples/my_project): its Charge wrapped with the replay marker, its
+    receipt sent only after a first charge; duplicates must agree on the charge."""
+    functions = EXAMPLE_PROJECT / "functions"
+    charge = cloud.add_function("charge", "charge.handler.handler", code_dir=functions)
+    receipt = cloud.add_function("receipt", "receipt.handler.handler", code_dir=functions)
+    definition = wrap_state(
+        (EXAMPLE_PROJECT / "statemachines" / "checkout.asl.json").read_text(encoding="utf-8"),
+        "Charge",
+        key_prefix="checkout",
+        event_key_jmespath="paymentId",
+        replay_marker="$.chargeReplay",
+    )
+    substitutions = {
+        **cloud.idempotency_substitutions(),
+        "ChargeFunctionArn": charge.arn,
+        "ReceiptFunctionArn": receipt.arn,
+    }
+    machine = cloud.create_state_machine("checkout", definition, substitutions)
+    return ExplorationTarget(
+        cloud,
+        machine,
+        [{"paymentId": "p-9", "amount": 25}],
+        watch=["charge", "receipt"],
+        key="paymentId",
+        answer=lambda output: output["charged"],
+    )
+
+
+def test_answers_of_two_record_lifetimes_are_not_duplicates(local_cloud: LocalCloud):
+    # Given the schedule where the alarm was raised (answers were grouped by the lifetime in which
+    # each execution ended: E1 ended after the expiry, beside P1)
+    # When it is replayed, then it passes: each answer is grouped with its own lifetime's
+    report = explore(example_checkout(local_cloud), replay=EXPIRED_BETWEEN_TWO_ANSWERS)
+    assert report.passed, report.text()
+    assert "clock past the expiry" in report.covered
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_guides_checkout_passes_at_the_default_budget(local_cloud: LocalCloud, seed: int):
+    # The example's own test runs 40 schedules; a user trusting the tool runs the default 200
+    report = explore(example_checkout(local_cloud), seed=seed)
+    assert report.passed, report.text()

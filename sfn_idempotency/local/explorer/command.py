@@ -6,10 +6,13 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import jmespath
+from jsonpath_ng.ext.parser import parse as jsonpath_parse
 
 from sfn_idempotency.local.apps.cloud_assembly import CloudAssemblyError, DeployedStack, DeploymentError
 from sfn_idempotency.local.apps.sam_templates import TemplateError
@@ -44,6 +47,7 @@ class CheckRequest:
     watch: Sequence[str] = ()
     request: Any = None
     key: str | None = None
+    answer: str | None = None
     express: bool = False
     schedules: int = DEFAULT_SCHEDULES
     seed: int = 0
@@ -135,7 +139,9 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
     if unknown:
         raise CheckError(f"--watch {', '.join(unknown)}: neither a --function nor a state of this definition")
     try:
-        return Target(cloud, arn, [request.request], watch=watch, key=request.key)
+        return Target(
+            cloud, arn, [request.request], watch=watch, key=request.key, answer=_answer(request.answer)
+        )
     except TargetError as error:
         raise CheckError(str(error)) from None
 
@@ -172,7 +178,9 @@ def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
             "the state machine calls none of the app's functions: name a side effect with --watch"
         )
     try:
-        return Target(cloud, machine, [request.request], watch=watch, key=request.key)
+        return Target(
+            cloud, machine, [request.request], watch=watch, key=request.key, answer=_answer(request.answer)
+        )
     except TargetError as error:
         raise CheckError(str(error)) from None
 
@@ -217,6 +225,34 @@ def _watched(stacks: Sequence[DeployedStack], name: str, states: set[str]) -> st
     if name in states:
         return name
     raise CheckError(f"--watch {name}: neither a function of the app nor a state of its state machine")
+
+
+def _answer(expression: str | None) -> Callable[[Any], Any]:
+    """``Target``'s ``answer`` for ``--answer``: a JSONPath (``$.charge``) or a JMESPath
+    (``charge``) into the output; none given, the whole output."""
+    if expression is None:
+        return _whole_output
+    try:
+        if expression.startswith("$"):
+            path = jsonpath_parse(expression)
+
+            def answer(output: Any) -> Any:
+                found = [match.value for match in path.find(output)]
+                return found[0] if len(found) == 1 else found or None
+
+        else:
+            compiled = jmespath.compile(expression)
+
+            def answer(output: Any) -> Any:
+                return compiled.search(output)
+
+    except Exception as error:  # jsonpath-ng's and jmespath's parse errors share no base class
+        raise CheckError(f"--answer {expression!r} is neither a JSONPath nor a JMESPath: {error}") from None
+    return answer
+
+
+def _whole_output(output: Any) -> Any:
+    return output
 
 
 def parse_request(text: str) -> Any:

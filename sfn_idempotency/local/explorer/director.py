@@ -121,7 +121,14 @@ class Director:
         targets = [e for e in self.outcome.executions if not e.probe]
         label = f"P{len(self.outcome.executions) - len(targets) + 1}" if probe else f"E{len(targets) + 1}"
         request = step.request % len(self.target.requests)
-        trace = ExecutionTrace(label, "", request, probe=probe, name=f"{label}-{uuid.uuid4().hex[:12]}")
+        trace = ExecutionTrace(
+            label,
+            "",
+            request,
+            probe=probe,
+            name=f"{label}-{uuid.uuid4().hex[:12]}",
+            began_in_epoch=self.epoch,
+        )
         self.outcome.executions.append(trace)  # before it starts: its first calls are known as its own
         self.subject = Subject(label, "")
         armed = self._arm(step)
@@ -198,6 +205,7 @@ class Director:
             self._disarm(armed)
             return f"{trace.label} cannot be redriven: {error.response['Error']['Code']}"
         trace.redriven += 1
+        trace.began_in_epoch = self.epoch
         self._quiesce_and_disarm(armed)
         self.outcome.covered.add("redrive")
         return f"{trace.label} is redriven" + self._how(step)
@@ -418,8 +426,6 @@ class Director:
             trace = next((e for e in self.outcome.executions if e.arn == arn), None)
             if trace is not None and status != trace.status:
                 trace.status = status
-                if status != "RUNNING":
-                    trace.ended_in_epoch = self.epoch
                 if status == "FAILED":
                     self._look_for_a_claim_left(trace)
                 statuses[label] = self._status_text(arn, status)

@@ -98,7 +98,7 @@ def _answers(outcome: ScheduleOutcome, target: Target) -> None:
     for trace in outcome.executions:
         answer = target.answer(trace.output) if trace.status == "SUCCEEDED" else None
         if answer is not None:
-            label, expected = first.setdefault(trace.ended_in_epoch, (trace.label, answer))
+            label, expected = first.setdefault(trace.began_in_epoch, (trace.label, answer))
             if answer != expected:
                 outcome.violations.append(
                     Finding(

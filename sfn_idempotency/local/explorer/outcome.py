@@ -22,7 +22,9 @@ class ExecutionTrace:
     status: str = "RUNNING"
     error: str | None = None
     output: Any = None
-    ended_in_epoch: int = 0
+    # The record lifetime (how many times a COMPLETED record had expired) in which it last began to
+    # run, at its start or its redrive: what it answers is that lifetime's.
+    began_in_epoch: int = 0
     stopped: int = 0  # how many times the schedule stopped it or timed it out
     redriven: int = 0
 
