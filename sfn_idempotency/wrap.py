@@ -132,15 +132,21 @@ class StepSettings:
 
 
 def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
-    """``definition`` (ASL, JSONPath) with its Task ``state_name`` made idempotent inline.
+    """``definition`` (ASL, JSONPath or JSONata: the Task's own ``QueryLanguage``, else its
+    machine's) with its Task ``state_name`` made idempotent inline.
 
     ``settings`` are :func:`step_settings`' keyword arguments: ``key_prefix`` (required),
     ``event_key_jmespath``, ``payload_validation_jmespath``, ``expires_after_seconds``,
     ``hash_function``, ``raise_on_no_key``, ``timeout_seconds`` (default: the Task's
-    ``TimeoutSeconds``, else 60), ``result_variable`` (the one workflow variable the step uses,
-    cleared on the way out; default ``idempotent_<state name>``) and ``express`` (the machine is an
-    Express workflow: required for a JSONPath step started with StartSyncExecution, whose context
-    has no ``RedriveCount`` to read). The result has the placeholders
+    ``TimeoutSeconds``, else 60), ``wait_for_in_progress`` (a duplicate of a run in progress waits
+    for its result instead of failing as ``IdempotencyAlreadyInProgressError``) with
+    ``max_wait_seconds`` (how long it waits at most), ``replay_marker`` (a path in the state's output,
+    true on a replay and false on a first run), ``replay_hook`` (what a replay answers instead of the
+    stored result: a payload template reading ``$.output`` and ``$.record``, or a ``{% … %}``
+    JSONata expression reading ``$output`` and ``$record``), ``result_variable`` (the one workflow
+    variable a JSONPath step uses, cleared on the way out; default ``idempotent_<state name>``) and
+    ``express`` (the machine is an Express workflow: required for a JSONPath step started with
+    StartSyncExecution, whose context has no ``RedriveCount`` to read). The result has the placeholders
     ``${IdempotencyKeyFunctionArn}`` and ``${IdempotencyTableName}`` besides the definition's own.
     Raises :class:`WrapError` with one clear reason.
     """
