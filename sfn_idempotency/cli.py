@@ -471,6 +471,15 @@ def _add_check_parser(commands: Any) -> None:
         help="a ${NAME} placeholder",
     )
     check_command.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        type=name_value,
+        metavar="NAME=KEY",
+        help="a table the workflow writes to (a lock table, say), made for the check with the partition "
+        "key KEY; its name fills ${NAME}; repeatable",
+    )
+    check_command.add_argument(
         "--watch",
         action="append",
         default=[],
@@ -955,6 +964,7 @@ def check(arguments: argparse.Namespace) -> int:
                     functions=dict(arguments.function),
                     code_dir=arguments.code_dir,
                     substitutions=dict(arguments.sub),
+                    tables=dict(arguments.table),
                     watch=arguments.watch,
                     request=None if arguments.request is None else parse_request(arguments.request),
                     key=arguments.key,

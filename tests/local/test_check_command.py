@@ -385,3 +385,53 @@ def test_wrap_takes_every_option_wrap_state_takes(capsys: pytest.CaptureFixture[
         max_wait_seconds=30,
     )
     assert json.loads(wrapped) == json.loads(expected)
+
+
+def test_check_makes_the_tables_a_workflow_writes_to_and_does_not_read_them_as_records(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a user's own lock workflow: a conditional put into ${LockTable}, keyed by id (as
+    # idempotency records are), then the payment; a duplicate finds the lock and skips the payment
+    (tmp_path / "locking.py").write_text(
+        "def pay(event, context):\n    return {'paid': True}\n", encoding="utf-8"
+    )
+    lock = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::dynamodb:putItem",
+        "Parameters": {
+            "TableName": "${LockTable}",
+            "Item": {"id": {"S.$": "$.orderId"}},
+            "ConditionExpression": "attribute_not_exists(id)",
+        },
+        "ResultPath": None,
+        "Catch": [
+            {"ErrorEquals": ["DynamoDB.ConditionalCheckFailedException"], "ResultPath": None, "Next": "Done"}
+        ],
+        "Next": "Pay",
+    }
+    definition = tmp_path / "locked.asl.json"
+    definition.write_text(
+        json.dumps(
+            {
+                "StartAt": "Lock",
+                "States": {
+                    "Lock": lock,
+                    "Pay": {"Type": "Task", "Resource": "${Pay}", "ResultPath": None, "Next": "Done"},
+                    "Done": {"Type": "Succeed"},
+                },
+            }
+        ),
+        encoding="utf-8",
+    )
+    base = ["check", str(definition), "--function", "Pay=locking.pay", "--code-dir", str(tmp_path)]
+    base += ["--request", ORDER, "--key", "orderId", "--schedules", "20"]
+    # When it is checked without the table, then the refusal says how to make it
+    assert main(base) == EXIT_BAD_INPUT
+    assert "no value for ${LockTable}: add --sub NAME=VALUE, or --table NAME=KEY" in capsys.readouterr().err
+    # And with it, the lock does its work: the table exists, and its items are no idempotency records
+    # (a lock held by an ended execution is not "a key stuck")
+    code = main([*base, "--table", "LockTable=id"])
+    out = capsys.readouterr().out
+    assert "ResourceNotFoundException" not in out
+    assert "stuck" not in out
+    assert code == 0, out

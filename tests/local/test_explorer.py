@@ -338,3 +338,20 @@ def test_the_guides_checkout_passes_at_the_default_budget(local_cloud: LocalClou
     # The example's own test runs 40 schedules; a user trusting the tool runs the default 200
     report = explore(example_checkout(local_cloud), seed=seed)
     assert report.passed, report.text()
+
+
+def test_only_tables_in_powertools_schema_are_read_as_records(local_cloud: LocalCloud):
+    # Given the engine's records table and a user's own table keyed by id (a lock table, no TTL)
+    records = local_cloud.idempotency_substitutions()["IdempotencyTableName"]
+    local_cloud.dynamodb.create_table(
+        TableName="locks",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    machine = local_cloud.create_state_machine(
+        "noop", json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}}), {}
+    )
+    target = ExplorationTarget(local_cloud, machine, [{"id": 1}], watch=["Done"])
+    # Then only the records table's items are read as idempotency records
+    assert target.record_tables() == [records]

@@ -44,6 +44,7 @@ class CheckRequest:
     functions: dict[str, str] = field(default_factory=dict)
     code_dir: Path = Path()
     substitutions: dict[str, str] = field(default_factory=dict)
+    tables: dict[str, str] = field(default_factory=dict)  # placeholder: partition key, made for it
     watch: Sequence[str] = ()
     request: Any = None
     key: str | None = None
@@ -119,11 +120,16 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
             raise CheckError(f"function {name}: cannot load {handler}: {error}") from None
         for placeholder in {name, f"{name}Arn", f"{name}FunctionArn"} & placeholders:
             substitutions.setdefault(placeholder, function.arn)
+    for name, key in request.tables.items():
+        substitutions[name] = _table(cloud, name, key)
     if {KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER} & placeholders:
         substitutions.update(cloud.idempotency_substitutions())
     missing = sorted(placeholders - set(substitutions))
     if missing:
-        raise CheckError(f"no value for {', '.join('${' + m + '}' for m in missing)}: add --sub NAME=VALUE")
+        raise CheckError(
+            f"no value for {', '.join('${' + m + '}' for m in missing)}: add --sub NAME=VALUE, or "
+            "--table NAME=KEY for a table the workflow writes to"
+        )
     try:
         arn = cloud.create_state_machine(
             request.definition.stem.replace(".", "-"),
@@ -225,6 +231,17 @@ def _watched(stacks: Sequence[DeployedStack], name: str, states: set[str]) -> st
     if name in states:
         return name
     raise CheckError(f"--watch {name}: neither a function of the app nor a state of its state machine")
+
+
+def _table(cloud: LocalCloud, name: str, key: str) -> str:
+    """A table of the user's own, keyed by ``key`` (a string), named after its placeholder."""
+    cloud.dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return name
 
 
 def _answer(expression: str | None) -> Callable[[Any], Any]:

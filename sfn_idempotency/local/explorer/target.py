@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from sfn_idempotency.local.service import IdempotentService
 
 # The errors a client may retry safely, as the flow names them (DESIGN.md, "Error names").
+# Powertools' expiry attribute, the records table's TTL (IdempotencyTable's and LocalCloud.create_table's).
+RECORDS_TTL_ATTRIBUTE = "expiration"
 FLOW_ERRORS = frozenset({*IDEMPOTENCY_ERRORS, OTHER_STATES_ERRORS, *RENAMED_STATES_ERRORS.values()})
 # An invariant of the user's own: raises AssertionError (its message is the violation) over a run.
 Invariant = Callable[["ScheduleOutcome"], None]
@@ -47,7 +49,8 @@ class Target:
     """``state_machine_arn`` on ``cloud``: its executions all carry ``requests`` (one request, or
     several inputs that are the same request: equal under ``key`` when it is a JMESPath, or equal
     inputs). ``watch``: the functions whose runs are the side effects to happen at most once.
-    ``tables``: the idempotency records' tables (default: every table keyed by ``id`` alone).
+    ``tables``: the idempotency records' tables (default: every table in Powertools' schema, keyed
+    by ``id`` alone with a TTL on ``expiration``).
     ``helpers``: the workflows that react to its executions (default: every other state machine
     on the cloud, such as the release workflow). ``safe_errors``: the errors a client may retry,
     beyond the flow's own and those the explorer injects. ``answer``: what of an output duplicates
@@ -116,14 +119,15 @@ class Target:
     def record_tables(self) -> list[str]:
         if self.tables is not None:
             return list(self.tables)
+        return [name for name in self.cloud.dynamodb.list_tables()["TableNames"] if self._holds_records(name)]
+
+    def _holds_records(self, table: str) -> bool:
+        """Powertools' schema: keyed by ``id`` alone, its items expiring by TTL on ``expiration``
+        (a lock table or a user's own table keyed by ``id`` is not read as records)."""
         dynamodb = self.cloud.dynamodb
-        names = dynamodb.list_tables()["TableNames"]
-        return [
-            name
-            for name in names
-            if [k["AttributeName"] for k in dynamodb.describe_table(TableName=name)["Table"]["KeySchema"]]
-            == ["id"]
-        ]
+        keys = [k["AttributeName"] for k in dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]]
+        ttl = dynamodb.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+        return keys == ["id"] and ttl.get("AttributeName") == RECORDS_TTL_ATTRIBUTE
 
     def helper_machines(self) -> list[str]:
         if self.helpers is not None:
