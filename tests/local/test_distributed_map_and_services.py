@@ -433,3 +433,44 @@ def test_an_athena_sync_task_waits_for_its_query_and_an_unrun_pattern_fails_by_n
     assert built.cause.endswith(
         "The local engine does not run the .sync pattern of arn:aws:states:::codebuild:startBuild.sync"
     )
+
+
+def test_an_athena_sync_task_waits_while_its_query_runs_and_fails_with_a_failed_query(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    from moto.athena.models import Execution
+    from moto.moto_api import state_manager
+
+    # Given a query that is still running at its first two looks, then a query that fails
+    definition = json.dumps(
+        {
+            "StartAt": "Query",
+            "States": {
+                "Query": {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::athena:startQueryExecution.sync",
+                    "Parameters": {"QueryString": "SELECT 1", "WorkGroup": "primary"},
+                    "End": True,
+                }
+            },
+        }
+    )
+    state_manager.set_transition(
+        model_name="athena::execution", transition={"progression": "manual", "times": 2}
+    )
+    try:
+        waited = run(local_cloud, definition, {})
+    finally:
+        state_manager.unset_transition("athena::execution")
+    monkeypatch.setattr(Execution, "status", property(lambda _self: "FAILED"))
+    failed = local_cloud.run(
+        local_cloud.sfn.create_state_machine(name="failing", definition=definition, roleArn=ROLE)[
+            "stateMachineArn"
+        ],
+        {},
+    )
+    # Then the first ended when its query had succeeded, and the second failed as the job's failure
+    assert waited.status == "SUCCEEDED", waited.cause
+    assert waited.output["QueryExecution"]["Status"]["State"] == "SUCCEEDED"
+    assert (failed.status, failed.error) == ("FAILED", "States.TaskFailed")
+    assert json.loads(failed.cause)["QueryExecution"]["Status"]["State"] == "FAILED"

@@ -227,9 +227,8 @@ def _sync_jobs_allowed(original: Callable[[Any], None]) -> Callable[[Any], None]
     return assert_supported
 
 
-def _patterns_refused_by_name(original: Callable[..., None]) -> Callable[..., None]:
-    """moto answered a .sync of any other service it has no integration for with a RuntimeError's
-    text; it fails as the state's own ``States.Runtime``, naming the resource."""
+def _task_failure(env: Any, kind: str, cause: str, task: Any = None) -> Exception:
+    """The Task's ``States.<kind>`` failure (its resource named when ``task`` is given), to raise."""
     from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
     from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
         FailureEvent,
@@ -241,21 +240,30 @@ def _patterns_refused_by_name(original: Callable[..., None]) -> Callable[..., No
     )
     from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
-    runtime = StatesErrorNameType.StatesRuntime
+    typ = StatesErrorNameType[f"States{kind}"]
+    details = TaskFailedEventDetails(error=typ.to_name(), cause=cause)
+    if task is not None:
+        details.update(resource=task._get_sfn_resource(), resourceType=task._get_sfn_resource_type())
+    failure: Exception = FailureEventException(
+        FailureEvent(
+            env=env,
+            error_name=StatesErrorName(typ=typ),
+            event_type=HistoryEventType.TaskFailed,
+            event_details=EventDetails(taskFailedEventDetails=details),
+        )
+    )
+    return failure
+
+
+def _patterns_refused_by_name(original: Callable[..., None]) -> Callable[..., None]:
+    """moto answered a .sync of any other service it has no integration for with a RuntimeError's
+    text; it fails as the state's own ``States.Runtime``, naming the resource."""
 
     def eval_body(self: Any, env: Any) -> None:
         condition = self.resource.condition
         if condition not in (None, "waitForTaskToken") and (condition != "sync" or _sync_job(self) is None):
             cause = f"The local engine does not run the .{condition} pattern of {self.resource.resource_arn}"
-            details = TaskFailedEventDetails(error=runtime.to_name(), cause=cause)
-            raise FailureEventException(
-                FailureEvent(
-                    env=env,
-                    error_name=StatesErrorName(typ=runtime),
-                    event_type=HistoryEventType.TaskFailed,
-                    event_details=EventDetails(taskFailedEventDetails=details),
-                )
-            )
+            raise _task_failure(env, "Runtime", cause)
         original(self, env)
 
     return eval_body
@@ -265,20 +273,8 @@ def _job_watched(_original: Callable[..., Any]) -> Callable[..., Any]:
     """The job's describe call until its status is one that ended: its answer is the Task's
     result, or, for a job that failed, the cause of ``States.TaskFailed`` (as moto's Batch and
     Glue resolvers, and AWS, have it)."""
-    from moto.stepfunctions.parser.api import HistoryEventType, TaskFailedEventDetails
-    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
-        FailureEvent,
-        FailureEventException,
-    )
-    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
-    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
-        StatesErrorNameType,
-    )
-    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
     from moto.stepfunctions.parser.asl.utils.boto_client import boto_client_for
     from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
-
-    task_failed = StatesErrorNameType.StatesTaskFailed
 
     def build_sync_resolver(
         self: Any,
@@ -303,24 +299,9 @@ def _job_watched(_original: Callable[..., Any]) -> Callable[..., Any]:
             status: Any = described
             for step in job.status:
                 status = status.get(step, {}) if isinstance(status, dict) else None
-            if status in job.succeeded:
-                return described
             if status in job.failed:
-                details = TaskFailedEventDetails(
-                    error=task_failed.to_name(),
-                    cause=to_json_str(described),
-                    resource=self._get_sfn_resource(),
-                    resourceType=self._get_sfn_resource_type(),
-                )
-                raise FailureEventException(
-                    FailureEvent(
-                        env=env,
-                        error_name=StatesErrorName(typ=task_failed),
-                        event_type=HistoryEventType.TaskFailed,
-                        event_details=EventDetails(taskFailedEventDetails=details),
-                    )
-                )
-            return None
+                raise _task_failure(env, "TaskFailed", to_json_str(described), task=self)
+            return described if status in job.succeeded else None
 
         return resolve
 
