@@ -491,6 +491,21 @@ def _add_check_parser(commands: Any) -> None:
         "--key", metavar="JMESPATH", help="what makes two requests the same (default: equal input)"
     )
     check_command.add_argument(
+        "--safe-error",
+        action="append",
+        default=[],
+        metavar="ERROR",
+        help="an error a client may retry (an execution failing with it is no violation), beyond the "
+        "flow's own and those the explorer injects; repeatable",
+    )
+    check_command.add_argument(
+        "--records-table",
+        action="append",
+        metavar="NAME",
+        help="a table of idempotency records (default: every table in Powertools' schema, keyed by id "
+        "with a TTL on expiration); repeatable",
+    )
+    check_command.add_argument(
         "--answer",
         metavar="PATH",
         help="what of an output duplicates must agree on: a JSONPath ($.charge) or a JMESPath "
@@ -969,6 +984,8 @@ def check(arguments: argparse.Namespace) -> int:
                     request=None if arguments.request is None else parse_request(arguments.request),
                     key=arguments.key,
                     answer=arguments.answer,
+                    safe_errors=arguments.safe_error,
+                    record_tables=arguments.records_table,
                     express=arguments.express,
                     schedules=arguments.schedules or DEFAULT_SCHEDULES,
                     seed=arguments.seed,

@@ -435,3 +435,32 @@ def test_check_makes_the_tables_a_workflow_writes_to_and_does_not_read_them_as_r
     assert "ResourceNotFoundException" not in out
     assert "stuck" not in out
     assert code == 0, out
+
+
+def test_check_takes_the_errors_a_client_may_retry_and_the_records_tables(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a payment that declines every card (an error the user's client retries later)
+    (tmp_path / "cards.py").write_text(
+        "class CardDeclined(Exception):\n    pass\n\n"
+        "def pay(event, context):\n    raise CardDeclined('declined')\n",
+        encoding="utf-8",
+    )
+    definition = tmp_path / "pay.asl.json"
+    definition.write_text(
+        json.dumps(
+            {"StartAt": "Pay", "States": {"Pay": {"Type": "Task", "Resource": "${Pay}", "End": True}}}
+        ),
+        encoding="utf-8",
+    )
+    base = ["check", str(definition), "--function", "Pay=cards.pay", "--code-dir", str(tmp_path)]
+    base += ["--request", ORDER, "--key", "orderId", "--schedules", "5"]
+    unsafe = "an error that is not safe to retry: E1 failed with CardDeclined"
+    # When it is checked, the decline is an unsafe error; named as one a client may retry, it is not
+    main(base)
+    assert unsafe in capsys.readouterr().out
+    main([*base, "--safe-error", "CardDeclined", "--table", "Ledger=id", "--records-table", "Ledger"])
+    assert "not safe to retry" not in capsys.readouterr().out
+    # And a records table that does not exist is one line
+    assert main([*base, "--records-table", "none-here"]) == EXIT_BAD_INPUT
+    assert "--records-table none-here: no such table" in capsys.readouterr().err

@@ -49,6 +49,8 @@ class CheckRequest:
     request: Any = None
     key: str | None = None
     answer: str | None = None
+    safe_errors: Sequence[str] = ()  # errors a client may retry, beyond the flow's and the injected
+    record_tables: Sequence[str] | None = None  # the idempotency records' tables (default: by schema)
     express: bool = False
     schedules: int = DEFAULT_SCHEDULES
     seed: int = 0
@@ -121,7 +123,13 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
         for placeholder in {name, f"{name}Arn", f"{name}FunctionArn"} & placeholders:
             substitutions.setdefault(placeholder, function.arn)
     for name, key in request.tables.items():
-        substitutions[name] = _table(cloud, name, key)
+        table = _table(cloud, name, key)
+        if name in placeholders:  # else a table the workflow reaches by name (a records table, say)
+            substitutions[name] = table
+    existing = set(cloud.dynamodb.list_tables()["TableNames"])
+    for table in request.record_tables or ():
+        if table not in existing:
+            raise CheckError(f"--records-table {table}: no such table (make it with --table {table}=id)")
     if {KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER} & placeholders:
         substitutions.update(cloud.idempotency_substitutions())
     missing = sorted(placeholders - set(substitutions))
@@ -146,7 +154,14 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
         raise CheckError(f"--watch {', '.join(unknown)}: neither a --function nor a state of this definition")
     try:
         return Target(
-            cloud, arn, [request.request], watch=watch, key=request.key, answer=_answer(request.answer)
+            cloud,
+            arn,
+            [request.request],
+            watch=watch,
+            key=request.key,
+            answer=_answer(request.answer),
+            safe_errors=frozenset(request.safe_errors),
+            tables=request.record_tables,
         )
     except TargetError as error:
         raise CheckError(str(error)) from None
@@ -185,7 +200,14 @@ def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
         )
     try:
         return Target(
-            cloud, machine, [request.request], watch=watch, key=request.key, answer=_answer(request.answer)
+            cloud,
+            machine,
+            [request.request],
+            watch=watch,
+            key=request.key,
+            answer=_answer(request.answer),
+            safe_errors=frozenset(request.safe_errors),
+            tables=request.record_tables,
         )
     except TargetError as error:
         raise CheckError(str(error)) from None
