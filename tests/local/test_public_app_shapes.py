@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import socket
 import sys
 import warnings
 import zipfile
@@ -229,6 +230,19 @@ paths:
     assert answer.status_code == 200, answer.text
 
 
+def two_free_ports() -> int:
+    """A port free with the one after it (the first two stages take them)."""
+    for _ in range(50):
+        port = free_port()
+        with socket.socket() as after:
+            try:
+                after.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no two free ports in a row")
+
+
 def test_the_api_port_goes_to_the_app_s_own_stage_not_sam_s_extra_one(tmp_path: Path):
     # Given an app whose API's stage is Prod (the SAM transform adds a stage named "Stage" beside
     # it), served from a fixed first port
@@ -252,7 +266,7 @@ def test_the_api_port_goes_to_the_app_s_own_stage_not_sam_s_extra_one(tmp_path: 
 """
     )
     app = write_app(tmp_path / "shop", template)
-    port = free_port()
+    port = two_free_ports()
     with LocalCloud(api_port=port) as cloud, warnings.catch_warnings():
         warnings.simplefilter("ignore", SkippedResourceWarning)
         # When it is deployed

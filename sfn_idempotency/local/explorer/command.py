@@ -126,10 +126,6 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
         table = _table(cloud, name, key)
         if name in placeholders:  # else a table the workflow reaches by name (a records table, say)
             substitutions[name] = table
-    existing = set(cloud.dynamodb.list_tables()["TableNames"])
-    for table in request.record_tables or ():
-        if table not in existing:
-            raise CheckError(f"--records-table {table}: no such table (make it with --table {table}=id)")
     if {KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER} & placeholders:
         substitutions.update(cloud.idempotency_substitutions())
     missing = sorted(placeholders - set(substitutions))
@@ -152,19 +148,7 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
     unknown = sorted(set(watch) - set(request.functions) - states)
     if unknown:
         raise CheckError(f"--watch {', '.join(unknown)}: neither a --function nor a state of this definition")
-    try:
-        return Target(
-            cloud,
-            arn,
-            [request.request],
-            watch=watch,
-            key=request.key,
-            answer=_answer(request.answer),
-            safe_errors=frozenset(request.safe_errors),
-            tables=request.record_tables,
-        )
-    except TargetError as error:
-        raise CheckError(str(error)) from None
+    return _target(cloud, arn, request, watch)
 
 
 def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
@@ -185,19 +169,28 @@ def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
     machine = _state_machine(stacks, app.state_machine)
     definition = json.loads(cloud.sfn.describe_state_machine(stateMachineArn=machine)["definition"])
     states = {name for name, _ in states_of(definition)}
-    functions = {
-        logical_id: resource.physical_id
+    text = json.dumps(definition)
+    called = sorted(
+        resource.physical_id
         for stack in stacks
-        for logical_id, resource in stack.resources.items()
-        if resource.resource_type == _FUNCTION_TYPE
-    }
-    watch = [_watched(stacks, name, states) for name in request.watch] or sorted(
-        name for name in functions.values() if name in json.dumps(definition)
+        for resource in stack.resources.values()
+        if resource.resource_type == _FUNCTION_TYPE and resource.physical_id in text
     )
+    watch = [_watched(stacks, name, states) for name in request.watch] or called
     if not watch:
         raise CheckError(
             "the state machine calls none of the app's functions: name a side effect with --watch"
         )
+    return _target(cloud, machine, request, watch)
+
+
+def _target(cloud: LocalCloud, machine: str, request: CheckRequest, watch: list[str]) -> Target:
+    """The target of a definition or an app: the request, its key and answer, the errors a client
+    may retry, and the records' tables (each one named must exist)."""
+    existing = set(cloud.dynamodb.list_tables()["TableNames"])
+    for table in request.record_tables or ():
+        if table not in existing:
+            raise CheckError(f"--records-table {table}: no such table (make it with --table {table}=id)")
     try:
         return Target(
             cloud,
