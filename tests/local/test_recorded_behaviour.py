@@ -147,13 +147,71 @@ def test_an_invalid_definition_is_refused_with_its_code(local_cloud: LocalCloud)
         local_cloud.sfn.create_state_machine(name="broken", definition='{"StartAt": "A"}', roleArn=ROLE)
 
 
-@pytest.mark.parametrize("execution_input", ["", "not json", "{'single': 'quotes'}"])
-def test_input_that_is_not_json_is_refused_with_invalid_execution_input(
-    local_cloud: LocalCloud, execution_input: str
+@pytest.mark.parametrize(
+    ("execution_input", "words"),
+    [
+        # Recorded (test_sfn_api::test_invalid_start_execution_input): Jackson's words, quoted
+        (
+            "not some json",
+            "Unrecognized token 'not': was expecting (JSON String, Number, Array, Object or token 'null', "
+            "'true' or 'false')",
+        ),
+        (
+            "{'not': 'json'",
+            "Unexpected character (''' (code 39)): was expecting double-quote to start field name",
+        ),
+        ("", "Invalid execution input."),
+        # Jackson's own words where no recording has them (it refuses NaN, which Python's json reads)
+        (
+            '{"a" 1}',
+            "Unexpected character ('1' (code 49)): was expecting a colon to separate field name and value",
+        ),
+        ("[1 2]", "Unexpected character ('2' (code 50)): was expecting comma to separate Array entries"),
+        (
+            '{"amount": NaN}',
+            "Non-standard token 'NaN': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow",
+        ),
+    ],
+)
+def test_input_that_is_not_json_is_refused_in_aws_words(
+    local_cloud: LocalCloud, execution_input: str, words: str
 ):
+    # Given a Standard and an Express machine
+    standard = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
+    express = str(
+        local_cloud.sfn.create_state_machine(
+            name="express",
+            definition=json.dumps({"StartAt": "A", "States": {"A": {"Type": "Pass", "End": True}}}),
+            roleArn=ROLE,
+            type="EXPRESS",
+        )["stateMachineArn"]
+    )
+    # When each is started with an input that is not JSON, then it is refused in AWS's words
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidExecutionInput) as refused:
+        local_cloud.sfn.start_execution(stateMachineArn=standard, input=execution_input)
+    assert refused.value.response["Error"]["Message"] == f"Invalid State Machine Execution Input: '{words}'"
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidExecutionInput) as refused:
+        local_cloud.sfn.start_sync_execution(stateMachineArn=express, input=execution_input)
+    assert refused.value.response["Error"]["Message"] == f"Invalid State Machine Execution Input: '{words}'"
+
+
+def test_an_unknown_machine_is_named_before_its_input_is_read(local_cloud: LocalCloud):
+    unknown = "arn:aws:states:us-east-1:123456789012:stateMachine:absent"
+    with pytest.raises(local_cloud.sfn.exceptions.StateMachineDoesNotExist):
+        local_cloud.sfn.start_execution(stateMachineArn=unknown, input="not json")
+
+
+def test_the_input_text_is_written_again_compactly_in_every_state(local_cloud: LocalCloud):
+    # Recorded 20-07-2024 (scenarios::test_map_state_label): an input sent as '["Hello", "World"]'
+    # enters the first state as '["Hello","World"]'. Recordings of February and March 2024 kept the
+    # text as sent; the newer wins (docs/aws-fidelity.md, L12).
     arn = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
-    with pytest.raises(local_cloud.sfn.exceptions.InvalidExecutionInput):
-        local_cloud.sfn.start_execution(stateMachineArn=arn, input=execution_input)
+    started = local_cloud.sfn.start_execution(stateMachineArn=arn, input='["Hello", "World"]')
+    local_cloud.wait(started["executionArn"])
+    events = local_cloud.sfn.get_execution_history(executionArn=started["executionArn"])["events"]
+    assert events[0]["executionStartedEventDetails"]["input"] == '["Hello", "World"]'
+    assert events[1]["stateEnteredEventDetails"]["input"] == '["Hello","World"]'
+    assert events[-1]["executionSucceededEventDetails"]["output"] == '["Hello","World"]'
 
 
 def test_describe_and_update_answer_logging_and_revision_as_recorded(local_cloud: LocalCloud):

@@ -70,6 +70,8 @@ answers (the Step Functions API)
       it (moto failed to build the error: HTTP 500).
   75. [L19] A state machine or execution ARN that is not an ARN is "Invalid Arn: 'Invalid ARN
       prefix: …'" (recorded).
+  105. [L19] An execution input that is not JSON is refused in AWS's words, Jackson's (moto's
+      were Python's), and so is NaN or Infinity, which Jackson does not read (moto took them).
   14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused;
       the answer has ``billingDetails`` (duration rounded up to 100 ms, 64 MB).
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.

@@ -1,5 +1,5 @@
 """The Step Functions API's answers: executions, state machines, StartSyncExecution, errors (fixes 3,
-5, 12, 14, 17 to 21, 72, 75, and 64, speed)."""
+5, 12, 14, 17 to 21, 72, 75, 105, and 64, speed)."""
 
 from __future__ import annotations
 
@@ -78,10 +78,9 @@ def _start_sync_execution(
             "This operation is not supported by this type of state machine"
         )
     input_data = "{}" if execution_input is None else execution_input
-    try:
-        json.loads(input_data)
-    except ValueError as error:
-        raise InvalidExecutionInput(str(error)) from None
+    refusal = execution_input_refusal(input_data)
+    if refusal is not None:
+        raise InvalidExecutionInput(refusal)
     name = name or str(uuid.uuid4())
     arn = f"arn:{self.partition}:states:{self.region_name}:{self.account_id}:express:{state_machine.name}:{name}:{uuid.uuid4()}"
     snapshot = copy.deepcopy(
@@ -162,6 +161,110 @@ def _store_output_as_json_text(original: Callable[[Any], None]) -> Callable[[Any
             self.execution.output = to_json_str(self.execution.output, separators=(",", ":"))
 
     return reflect_execution_status
+
+
+# What Jackson, AWS's JSON reader, says a value may begin with; recorded in its refusals.
+_JSON_VALUES = "(JSON String, Number, Array, Object or token 'null', 'true' or 'false')"
+# What AWS answers for an input with no JSON value in it at all (recorded: an empty string).
+_NO_INPUT = "Invalid execution input."
+# Python's json module's words for each refusal, and the words Jackson uses for the same refusal.
+_JACKSON_WORDS = {
+    "Expecting property name enclosed in double quotes": "was expecting double-quote to start field name",
+    "Expecting ':' delimiter": "was expecting a colon to separate field name and value",
+}
+
+
+class _NonNumericNumber(ValueError):
+    """NaN and Infinity, which Python's json module reads and Jackson (by default) refuses."""
+
+
+def _refuse_non_numeric(token: str) -> Any:
+    raise _NonNumericNumber(token)
+
+
+def execution_input_refusal(text: str) -> str | None:
+    """Why AWS refuses ``text`` as an execution's input, in its words (the StartExecution answer's
+    message); None when it is JSON. Jackson's message leaves out the location it appends."""
+    if not text.strip():
+        return f"Invalid State Machine Execution Input: '{_NO_INPUT}'"
+    try:
+        json.loads(text, parse_constant=_refuse_non_numeric)
+    except _NonNumericNumber as error:
+        why = f"Non-standard token '{error}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow"
+    except json.JSONDecodeError as error:
+        why = _jackson_refusal(error)
+    else:
+        return None
+    return f"Invalid State Machine Execution Input: '{why}'"
+
+
+def _jackson_refusal(error: json.JSONDecodeError) -> str:
+    """Python's refusal of a JSON text in the words Jackson's parser uses at the same character."""
+    text, at = error.doc, error.pos
+    if error.msg.startswith("Unterminated string"):
+        return "Unexpected end-of-input: was expecting closing quote for a String value"
+    if at >= len(text):
+        return f"Unexpected end-of-input: expected close marker for {_open_container(text, at)}"
+    found = text[at]
+    if error.msg == "Expecting value":
+        token = re.match(r"[^\W\d][\w$]*", text[at:])
+        if token:
+            return f"Unrecognized token '{token.group()}': was expecting {_JSON_VALUES}"
+        if found in "]}":
+            return f"Unexpected character ({_character(found)}): expected a value"
+        return f"Unexpected character ({_character(found)}): expected a valid value {_JSON_VALUES}"
+    if error.msg == "Expecting ',' delimiter":
+        expected = f"was expecting comma to separate {_open_container(text, at)} entries"
+    elif error.msg.startswith("Invalid control character"):
+        return f"Illegal unquoted character ({_character(found)}): has to be escaped using backslash to be included in string value"
+    elif error.msg == "Invalid \\escape":
+        return f"Unrecognized character escape {_character(text[at + 1])}"
+    elif error.msg == "Extra data" and found.isdigit() and re.search(r"(^|[^\d.eE+-])-?0$", text[:at]):
+        return "Invalid numeric value: Leading zeroes not allowed"
+    else:
+        expected = _JACKSON_WORDS.get(error.msg, "")
+    return f"Unexpected character ({_character(found)})" + (f": {expected}" if expected else "")
+
+
+def _character(char: str) -> str:
+    """A character as Jackson names it in a refusal: ``'x' (code 120)``, ``(CTRL-CHAR, code 10)``."""
+    code = ord(char)
+    if code < 32:
+        return f"(CTRL-CHAR, code {code})"
+    if code > 255:
+        return f"'{char}' (code {code} / 0x{code:x})"
+    return f"'{char}' (code {code})"
+
+
+def _open_container(text: str, at: int) -> str:
+    """Jackson's name of the innermost array or object still open before ``at``."""
+    open_brackets: list[str] = []
+    for token in re.finditer(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', text[:at]):
+        bracket = token.group()
+        if bracket in "[{":
+            open_brackets.append(bracket)
+        elif bracket in "]}" and open_brackets:
+            open_brackets.pop()
+    if not open_brackets:
+        return "root"
+    return "Object" if open_brackets[-1] == "{" else "Array"
+
+
+def _input_read_as_aws_reads_it(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 105: an input that is not JSON is refused in AWS's words (moto's were Python's), and
+    NaN or Infinity, which Jackson does not read, is refused (moto took it)."""
+
+    def start_execution(self: Any, state_machine_arn: str, *args: Any, **kwargs: Any) -> Any:
+        from moto.stepfunctions.exceptions import InvalidExecutionInput
+
+        execution_input = kwargs.get("execution_input", args[1] if len(args) > 1 else None)
+        refusal = None if execution_input is None else execution_input_refusal(execution_input)
+        if refusal is not None:
+            self.describe_state_machine(state_machine_arn)  # an unknown machine is refused first
+            raise InvalidExecutionInput(refusal)
+        return original(self, state_machine_arn, *args, **kwargs)
+
+    return start_execution
 
 
 _drawn_names: set[str] = set()  # names fix 5 drew for executions being started: no other has one
@@ -582,6 +685,12 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(
         5, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "start_execution", _name_unnamed_executions
+    ),
+    Patch(
+        105,
+        f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend",
+        "start_execution",
+        _input_read_as_aws_reads_it,
     ),
     Patch(
         64,
