@@ -409,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=replay_hook,
         metavar="TEMPLATE",
         help="what a replay answers instead of the stored result: a JSON payload template (JSONPath "
-        "step, reading $.output and $.record) or a '{% ... %}' JSONata expression (JSONata step)",
+        "step, reading $.output and $.record) or a '{%% ... %%}' JSONata expression (JSONata step)",
     )
     wrap_command.add_argument(
         "--wait-for-in-progress",
@@ -510,6 +510,32 @@ def _add_check_parser(commands: Any) -> None:
         metavar="PATH",
         help="what of an output duplicates must agree on: a JSONPath ($.charge) or a JMESPath "
         "(charge); default: the whole output (a replay marker in it then differs)",
+    )
+    check_command.add_argument(
+        "--invariant",
+        action="append",
+        default=[],
+        metavar="MODULE.FUNCTION",
+        help="an invariant of your own, under --code-dir: called with each schedule's outcome, it raises "
+        "AssertionError (its message is the violation); repeatable",
+    )
+    helpers = check_command.add_mutually_exclusive_group()
+    helpers.add_argument(
+        "--helper",
+        action="append",
+        metavar="LOGICAL_ID",
+        help="of an app: a state machine that reacts to the checked one's executions, which the explorer "
+        "may delay (default: every other state machine, such as a release workflow); repeatable",
+    )
+    helpers.add_argument(
+        "--no-helpers", action="store_const", const=[], dest="helper", help="no state machine is a helper"
+    )
+    check_command.add_argument(
+        "--via-eventbridge",
+        nargs=2,
+        metavar=("SOURCE", "DETAIL_TYPE"),
+        help="requests reach the machine as events on the default bus (each request is an event's detail; "
+        "a duplicate is a redelivery); with a definition, a rule that starts it is made",
     )
     check_command.add_argument("--express", action="store_true", help="deploy the definition as Express")
     app = check_command.add_argument_group(
@@ -986,6 +1012,11 @@ def check(arguments: argparse.Namespace) -> int:
                     answer=arguments.answer,
                     safe_errors=arguments.safe_error,
                     record_tables=arguments.records_table,
+                    invariants=arguments.invariant,
+                    helpers=arguments.helper,
+                    via_eventbridge=None
+                    if arguments.via_eventbridge is None
+                    else tuple(arguments.via_eventbridge),
                     express=arguments.express,
                     schedules=arguments.schedules or DEFAULT_SCHEDULES,
                     seed=arguments.seed,

@@ -4,13 +4,19 @@ as one line and exit 2."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import inspect
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from sfn_idempotency.cli import main
-from sfn_idempotency.wrap import wrap_state
+from sfn_idempotency.cli import build_parser, main
+from sfn_idempotency.testing import ExplorationTarget
+from sfn_idempotency.wrap import step_settings, wrap_state
 from tests import REPOSITORY_ROOT
 from tests.local.test_cdk_out import write_app as write_cdk_app
 
@@ -464,3 +470,145 @@ def test_check_takes_the_errors_a_client_may_retry_and_the_records_tables(
     # And a records table that does not exist is one line
     assert main([*base, "--records-table", "none-here"]) == EXIT_BAD_INPUT
     assert "--records-table none-here: no such table" in capsys.readouterr().err
+
+
+def test_check_takes_invariants_of_the_users_own_and_requests_delivered_by_eventbridge(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a payment workflow started by an EventBridge rule (it reads the order from the event's
+    # detail), and an invariant of the user's own: one execution per order at most
+    (tmp_path / "cards.py").write_text(
+        "def pay(event, context):\n    return {'paid': True}\n", encoding="utf-8"
+    )
+    (tmp_path / "rules.py").write_text(
+        "def one_execution(outcome):\n"
+        "    assert len(outcome.executions) <= 1, f'{len(outcome.executions)} executions'\n",
+        encoding="utf-8",
+    )
+    workflow = {
+        "StartAt": "Order",
+        "States": {
+            "Order": {"Type": "Pass", "Parameters": {"orderId.$": "$.detail.orderId"}, "Next": "Pay"},
+            "Pay": {"Type": "Task", "Resource": "${Pay}", "End": True},
+        },
+    }
+    definition = tmp_path / "pay.asl.json"
+    definition.write_text(json.dumps(workflow), encoding="utf-8")
+    base = ["check", str(definition), "--function", "Pay=cards.pay", "--code-dir", str(tmp_path)]
+    base += ["--request", ORDER, "--key", "orderId", "--schedules", "3", "--json"]
+
+    # When it is checked with its requests delivered as events and the user's invariant
+    code = main([*base, "--via-eventbridge", "orders", "OrderPlaced", "--invariant", "rules.one_execution"])
+
+    # Then executions start from the rule (no States.Runtime on $.detail), and the invariant is checked
+    report = json.loads(capsys.readouterr().out)
+    assert code == EXIT_VIOLATION
+    violations = report["counterexample"]["violations"]
+    assert {"invariant": "your invariant", "message": "one_execution: 2 executions"} in violations
+    assert not any("States.Runtime" in v["message"] for v in violations)
+    starts = [m["action"] for m in report["counterexample"]["timeline"] if " starts" in m["action"]]
+    assert starts
+    assert all("delivered by EventBridge (orders OrderPlaced)" in start for start in starts)
+    # And an invariant that cannot be loaded is one line
+    assert main([*base, "--invariant", "rules.absent"]) == EXIT_BAD_INPUT
+    assert "--invariant rules.absent: cannot load it" in capsys.readouterr().err
+
+
+class _Explored(Exception):
+    """Raised in place of the exploration, with the target the command built."""
+
+
+def test_check_names_an_apps_helper_workflows_or_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    # Given an app with two state machines beside the one checked
+    machines = "".join(
+        f"  {name}:\n    Type: AWS::Serverless::StateMachine\n    Properties:\n"
+        "      Definition: {StartAt: Done, States: {Done: {Type: Succeed}}}\n      Policies: []\n"
+        for name in ("Release", "Audit")
+    )
+    app = write_app(tmp_path / "shop", APP_TEMPLATE.replace("  Charge:\n", machines + "  Charge:\n", 1))
+    helpers_of: dict[str, list[str]] = {}
+
+    def explore(target: Any, **_: Any) -> None:
+        raise _Explored(sorted(arn.rsplit(":", 1)[-1] for arn in target.helper_machines()))
+
+    monkeypatch.setattr("sfn_idempotency.local.explorer.command.explore", explore)
+    base = ["check", "--template", str(app), "--state-machine", "Orders", "--request", ORDER]
+    for name, flags in {"default": [], "named": ["--helper", "Release"], "none": ["--no-helpers"]}.items():
+        # When it is checked with each choice of helpers
+        with pytest.raises(_Explored) as explored:
+            main([*base, *flags])
+        named = explored.value.args[0]
+        helpers_of[name] = [
+            logical_id for logical_id in ("Audit", "Release") if any(logical_id in m for m in named)
+        ]
+        assert len(named) == len(helpers_of[name])
+
+    # Then the explorer is given every other machine, the one named, or none
+    assert helpers_of == {"default": ["Audit", "Release"], "named": ["Release"], "none": []}
+    # And a definition has no helper to name
+    definition = tmp_path / "one.asl.json"
+    definition.write_text(json.dumps(APP_DEFINITION), encoding="utf-8")
+    assert (
+        main(["check", str(definition), "--function", "Charge=x.y", "--request", ORDER, "--helper", "X"])
+        == EXIT_BAD_INPUT
+    )
+    assert "--helper names a state machine of an app" in capsys.readouterr().err
+
+
+# One surface (issue 53): each option of ExplorationTarget and wrap_state, and its flag.
+TARGET_FLAGS = {
+    "requests": "--request",
+    "watch": "--watch",
+    "key": "--key",
+    "tables": "--records-table",
+    "helpers": "--helper",
+    "safe_errors": "--safe-error",
+    "answer": "--answer",
+    "invariants": "--invariant",
+    "via": "--via-eventbridge",
+}
+WRAP_FLAGS = {
+    "key_prefix": "--key-prefix",
+    "event_key_jmespath": "--event-key-jmespath",
+    "payload_validation_jmespath": "--payload-validation-jmespath",
+    "expires_after_seconds": "--expires-after",
+    "hash_function": "--hash-function",
+    "raise_on_no_key": "--raise-on-no-key",
+    "timeout_seconds": "--timeout",
+    "wait_for_in_progress": "--wait-for-in-progress",
+    "max_wait_seconds": "--max-wait-seconds",
+    "replay_marker": "--replay-marker",
+    "replay_hook": "--replay-hook",
+    "result_variable": "--result-variable",
+    "express": "--express",
+}
+
+
+def test_every_option_of_the_python_api_has_its_flag(capsys: pytest.CaptureFixture[str]):
+    # Given the options the Python API takes (the target's machine and cloud are what check deploys;
+    # a wrapped step's query language is its definition's)
+    target_options = {field.name for field in dataclasses.fields(ExplorationTarget)} - {
+        "cloud",
+        "state_machine_arn",
+    }
+    wrap_options = set(inspect.signature(step_settings).parameters) - {"task", "state_name", "query_language"}
+    assert set(TARGET_FLAGS) == target_options
+    assert set(WRAP_FLAGS) == wrap_options
+    for command, flags in (("check", TARGET_FLAGS), ("wrap", WRAP_FLAGS)):
+        # When the command's help is asked for, then it lists a flag for each
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        listed = set(re.findall(r"--[a-z-]+", capsys.readouterr().out))
+        assert set(flags.values()) <= listed, sorted(set(flags.values()) - listed)
+
+
+def test_every_command_s_help_is_written(capsys: pytest.CaptureFixture[str]):
+    # (wrap's help once raised: a '%' in it was read as a format)
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    for command in commands:
+        with pytest.raises(SystemExit) as exited:
+            main([command, "--help"])
+        assert exited.value.code == 0
+        assert capsys.readouterr().out.startswith(f"usage: sfn-idempotency {command}")

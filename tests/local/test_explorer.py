@@ -287,6 +287,36 @@ def test_a_task_state_is_a_side_effect_the_explorer_watches(local_cloud: LocalCl
     assert violations[invariants.TWO_SUCCESSES] == "RecordOrder: run 1 (E1, returned), run 2 (P1, returned)"
 
 
+def test_each_watched_function_numbers_its_own_runs(local_cloud: LocalCloud):
+    # Given a workflow that charges and then emails, neither step idempotent, both watched
+    pay = local_cloud.add_function("pay", lambda event, context: {"paid": True})
+    email = local_cloud.add_function("email", lambda event, context: {"sent": True})
+    workflow = {
+        "StartAt": "Pay",
+        "States": {
+            "Pay": {"Type": "Task", "Resource": pay.arn, "ResultPath": "$.pay", "Next": "Email"},
+            "Email": {"Type": "Task", "Resource": email.arn, "ResultPath": "$.email", "End": True},
+        },
+    }
+    machine = local_cloud.create_state_machine("pay-and-email", json.dumps(workflow), {})
+    target = ExplorationTarget(
+        local_cloud, machine, [{"orderId": "o-4"}], watch=[pay.name, email.name], key="orderId", tables=[]
+    )
+
+    # When a duplicate runs both again
+    report = explore(target)
+
+    # Then each function's runs are counted on their own: the second email is "email run 2"
+    assert report.counterexample is not None
+    twice = sorted(
+        v.message for v in report.counterexample.violations if v.invariant == invariants.TWO_SUCCESSES
+    )
+    assert twice == [
+        f"{email.name}: run 1 (E1, returned), run 2 (P1, returned)",
+        f"{pay.name}: run 1 (E1, returned), run 2 (P1, returned)",
+    ]
+
+
 # -- the guide's checkout example: no false alarm (issue 53) -------------------------------------
 EXAMPLE_PROJECT = Path(__file__).resolve().parents[2] / "examples" / "my_project"
 # Seed 1's schedule at the default budget, where the alarm was raised: E1 completes its record and is

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import jmespath
 from jsonpath_ng.ext.parser import parse as jsonpath_parse
@@ -20,7 +20,8 @@ from sfn_idempotency.local.cloud import EngineError, LocalCloud
 from sfn_idempotency.local.explorer import DEFAULT_MAX_STEPS, DEFAULT_SCHEDULES, explore
 from sfn_idempotency.local.explorer.report import Report
 from sfn_idempotency.local.explorer.surface import states_of
-from sfn_idempotency.local.explorer.target import Target, TargetError
+from sfn_idempotency.local.explorer.target import EventBridgeDelivery, Invariant, Target, TargetError
+from sfn_idempotency.local.lambdas import cold_start
 from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
@@ -38,7 +39,10 @@ class CheckRequest:
     """What ``sfn-idempotency check`` was asked: ``definition`` (None: the example app), its
     ``functions`` (name: ``module.function`` under ``code_dir``), ``substitutions``, the ``watch``ed
     functions (default: all of them), the ``request`` and its ``key``, and the exploration's
-    ``schedules``, ``seed``, ``budget_seconds``, ``max_steps`` or ``replay``."""
+    ``schedules``, ``seed``, ``budget_seconds``, ``max_steps`` or ``replay``. The rest are
+    ``ExplorationTarget``'s options, as the command line gives them: ``invariants`` (each
+    ``module.function`` under ``code_dir``), ``helpers`` (state machines of the app; [] for none) and
+    ``via_eventbridge`` (an event's source and detail type)."""
 
     definition: Path | None = None
     functions: dict[str, str] = field(default_factory=dict)
@@ -51,6 +55,9 @@ class CheckRequest:
     answer: str | None = None
     safe_errors: Sequence[str] = ()  # errors a client may retry, beyond the flow's and the injected
     record_tables: Sequence[str] | None = None  # the idempotency records' tables (default: by schema)
+    invariants: Sequence[str] = ()
+    helpers: Sequence[str] | None = None
+    via_eventbridge: tuple[str, str] | None = None
     express: bool = False
     schedules: int = DEFAULT_SCHEDULES
     seed: int = 0
@@ -113,6 +120,8 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
         raise CheckError("--request is required with a definition: the input of one request, as JSON")
     if not request.functions:
         raise CheckError("name the definition's functions with --function NAME=module.handler")
+    if request.helpers:
+        raise CheckError("--helper names a state machine of an app: check it with --template or --cdk-out")
     substitutions = dict(request.substitutions)
     placeholders = set(_PLACEHOLDER.findall(text))
     for name, handler in request.functions.items():
@@ -148,7 +157,11 @@ def _definition(cloud: LocalCloud, request: CheckRequest) -> Target:
     unknown = sorted(set(watch) - set(request.functions) - states)
     if unknown:
         raise CheckError(f"--watch {', '.join(unknown)}: neither a --function nor a state of this definition")
-    return _target(cloud, arn, request, watch)
+    if request.via_eventbridge is not None:  # the rule that an app would deploy with the machine
+        source, detail_type = request.via_eventbridge
+        pattern = {"source": [source], "detail-type": [detail_type]}
+        cloud.create_rule(f"{request.definition.stem}-requests", pattern, arn)
+    return _target(cloud, arn, request, watch, helpers=None if request.helpers is None else [])
 
 
 def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
@@ -181,16 +194,26 @@ def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
         raise CheckError(
             "the state machine calls none of the app's functions: name a side effect with --watch"
         )
-    return _target(cloud, machine, request, watch)
+    if (
+        request.via_eventbridge is not None
+        and not cloud.events.list_rule_names_by_target(TargetArn=machine)["RuleNames"]
+    ):
+        raise CheckError("--via-eventbridge: no EventBridge rule of the app starts its state machine")
+    helpers = None if request.helpers is None else [_state_machine(stacks, name) for name in request.helpers]
+    return _target(cloud, machine, request, watch, helpers)
 
 
-def _target(cloud: LocalCloud, machine: str, request: CheckRequest, watch: list[str]) -> Target:
+def _target(
+    cloud: LocalCloud, machine: str, request: CheckRequest, watch: list[str], helpers: list[str] | None = None
+) -> Target:
     """The target of a definition or an app: the request, its key and answer, the errors a client
-    may retry, and the records' tables (each one named must exist)."""
+    may retry, the records' tables (each one named must exist), and the options only the Python
+    API had: invariants of the user's own, the helper workflows, an EventBridge delivery."""
     existing = set(cloud.dynamodb.list_tables()["TableNames"])
     for table in request.record_tables or ():
         if table not in existing:
             raise CheckError(f"--records-table {table}: no such table (make it with --table {table}=id)")
+    via = None if request.via_eventbridge is None else EventBridgeDelivery(*request.via_eventbridge)
     try:
         return Target(
             cloud,
@@ -201,6 +224,9 @@ def _target(cloud: LocalCloud, machine: str, request: CheckRequest, watch: list[
             answer=_answer(request.answer),
             safe_errors=frozenset(request.safe_errors),
             tables=request.record_tables,
+            helpers=helpers,
+            invariants=[_invariant(request.code_dir, name) for name in request.invariants],
+            via=via,
         )
     except TargetError as error:
         raise CheckError(str(error)) from None
@@ -281,6 +307,15 @@ def _answer(expression: str | None) -> Callable[[Any], Any]:
     except Exception as error:  # jsonpath-ng's and jmespath's parse errors share no base class
         raise CheckError(f"--answer {expression!r} is neither a JSONPath nor a JMESPath: {error}") from None
     return answer
+
+
+def _invariant(code_dir: Path, name: str) -> Invariant:
+    """A user's invariant, ``module.function`` under ``code_dir``: it raises AssertionError, whose
+    message is the violation, over a schedule's outcome."""
+    try:
+        return cast(Invariant, cold_start(code_dir.resolve(), name, {}))
+    except (OSError, ImportError, AttributeError, SyntaxError, ValueError) as error:
+        raise CheckError(f"--invariant {name}: cannot load it: {error}") from None
 
 
 def _whole_output(output: Any) -> Any:

@@ -37,7 +37,7 @@ def check(outcome: ScheduleOutcome, target: Target) -> None:
 def _runs_at_entry(outcome: ScheduleOutcome, target: Target) -> None:
     for run in outcome.runs:
         if run.completed_before and any(
-            other.number < run.number and other.function == run.function and other.epoch == run.epoch
+            other.order < run.order and other.function == run.function and other.epoch == run.epoch
             for other in outcome.runs
             if other.certain
         ):
@@ -52,8 +52,8 @@ def _runs_at_entry(outcome: ScheduleOutcome, target: Target) -> None:
         outcome.violations.append(
             Finding(
                 OVERLAP,
-                f"{later.function} run {later.number} ({later.execution}) began while run "
-                f"{earlier.number} ({earlier.execution}) still ran under a claim that had not lapsed",
+                f"{later.function} run {later.number} ({later.execution}) began while {earlier.function} "
+                f"run {earlier.number} ({earlier.execution}) still ran under a claim that had not lapsed",
             )
         )
 
@@ -64,9 +64,9 @@ def _overlapping(runs: list[EffectRun]) -> list[tuple[EffectRun, EffectRun]]:
     pairs = []
     for later in runs:
         for earlier in runs:
-            if earlier.number >= later.number or earlier.claim_until_ms is None:
+            if earlier.order >= later.order or earlier.claim_until_ms is None:
                 continue
-            if earlier.awaited_when.get(later.number) and earlier.claim_until_ms > later.entered_ms:
+            if earlier.awaited_when.get(later.order) and earlier.claim_until_ms > later.entered_ms:
                 pairs.append((earlier, later))
     return pairs
 

@@ -35,7 +35,8 @@ class Subject:
 class EffectRun:
     """One run of a watched side effect: a call of a function, or the AWS call of a Task state."""
 
-    number: int
+    order: int  # when it began, among every watched run of the schedule
+    number: int  # which run of its function it is: "Email run 2" is the second Email
     function: str  # the function or the Task state
     execution: str  # its execution's label
     entered_ms: int
@@ -46,7 +47,7 @@ class EffectRun:
     interrupted: bool = False  # its execution was stopped or timed out after it began
     subject: Subject = field(default_factory=lambda: Subject("", ""))
     gate: Gate | None = None
-    # run number: whether this run was still awaited by its execution as that run began
+    # a later run's order: whether this run was still awaited by its execution as that run began
     awaited_when: dict[int, bool] = field(default_factory=dict)
 
     @property
@@ -176,10 +177,11 @@ class CallObserver:
         now_ms, claim_until, completed, epoch = self._context.entry_facts()
         with self._lock:
             others = [r for r in self.runs if r.fate == RUNNING]
-        awaited = {other.number: self._awaited(other) for other in others}
+        awaited = {other.order: self._awaited(other) for other in others}
         with self._lock:
             run = EffectRun(
-                number=len(self.runs) + 1,
+                order=len(self.runs) + 1,
+                number=1 + sum(1 for earlier in self.runs if earlier.function == function),
                 function=function,
                 execution=subject.label,
                 entered_ms=now_ms,
@@ -189,7 +191,7 @@ class CallObserver:
                 subject=subject,
             )
             for other in others:
-                other.awaited_when[run.number] = awaited[other.number]
+                other.awaited_when[run.order] = awaited[other.order]
             self.runs.append(run)
         self._note(f"{function} run {run.number} began" + ("" if claim_until else " without a claim"))
         return run
