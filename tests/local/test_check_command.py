@@ -596,6 +596,9 @@ def test_every_option_of_the_python_api_has_its_flag(capsys: pytest.CaptureFixtu
     wrap_options = set(inspect.signature(step_settings).parameters) - {"task", "state_name", "query_language"}
     assert set(TARGET_FLAGS) == target_options
     assert set(WRAP_FLAGS) == wrap_options
+    # (and their docstrings, which the API reference shows, name each)
+    assert all(f"``{option}``" in (ExplorationTarget.__doc__ or "") for option in target_options)
+    assert all(f"``{option}``" in (wrap_state.__doc__ or "") for option in wrap_options)
     for command, flags in (("check", TARGET_FLAGS), ("wrap", WRAP_FLAGS)):
         # When the command's help is asked for, then it lists a flag for each
         with pytest.raises(SystemExit):
