@@ -26,6 +26,7 @@ def target(**options: Any) -> Target:
 
 def run(number: int, execution: str, fate: str = RETURNED, **facts: Any) -> EffectRun:
     return EffectRun(
+        order=number,  # one function: its runs' numbers are their order
         number=number,
         function="pay",
         execution=execution,
