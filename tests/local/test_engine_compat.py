@@ -864,6 +864,49 @@ def test_an_execution_logs_its_history_to_the_configured_log_group(local_cloud: 
     assert records[-1]["details"]["error"] == "Refused"
 
 
+def test_records_are_delivered_off_the_execution_s_path(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a logged machine whose Task runs a function in the execution's own thread, and a note
+    # of the thread each delivery to CloudWatch Logs runs in (fix 106)
+    from moto.logs.models import LogsBackend
+
+    delivered_in: list[int] = []
+    deliver = LogsBackend.put_log_events
+
+    def noted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        delivered_in.append(threading.get_ident())
+        return deliver(self, *args, **kwargs)
+
+    monkeypatch.setattr(LogsBackend, "put_log_events", noted)
+    executed_in: list[int] = []
+    step = local_cloud.add_function("step", lambda event, context: executed_in.append(threading.get_ident()))
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/async")
+    group_arn = f"arn:aws:logs:{local_cloud.region}:{local_cloud.account}:log-group:/sfn/async:*"
+    machine = local_cloud.sfn.create_state_machine(
+        name="async-logs",
+        definition=json.dumps(
+            {"StartAt": "Step", "States": {"Step": {"Type": "Task", "Resource": step.arn, "End": True}}}
+        ),
+        roleArn=f"arn:aws:iam::{local_cloud.account}:role/logged",
+        loggingConfiguration={
+            "level": "ALL",
+            "includeExecutionData": True,
+            "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
+        },
+    )["stateMachineArn"]
+
+    # When it runs, and its logs are read
+    result = local_cloud.run(machine, {})
+    records = logged_records(local_cloud, "/sfn/async")
+
+    # Then a reader sees every record, in order, and none was written by the execution's thread
+    assert [record["type"] for record in records] == [event["type"] for event in result.history]
+    assert executed_in
+    assert delivered_in
+    assert executed_in[0] not in delivered_in
+
+
 def test_level_error_logs_only_failures_and_no_data(local_cloud: LocalCloud):
     # Given a state machine logging errors only, without execution data (as the stack deploys them)
     local_cloud.client("logs").create_log_group(logGroupName="/sfn/errors")

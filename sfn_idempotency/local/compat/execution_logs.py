@@ -4,15 +4,22 @@ writes its history events there, in Step Functions' log format, as AWS does.
 moto's interpreter has the logging session, but moto never builds one (every execution gets
 ``None``), and its publisher hands moto's own Logs backend objects it cannot store. Express
 executions have no history API on AWS: these logs are where AWS's console, and ours, read them.
+
+Fix 106: the records are delivered as AWS delivers them, asynchronously and in batches, by one
+delivery thread, never on the execution's path (moto's interpreter wrote each record, and the
+metric filters read it, before its execution went on). Every read of CloudWatch Logs or of
+CloudWatch metrics first waits for the records already sent, so what a reader sees is unchanged.
 """
 
 from __future__ import annotations
 
+import collections
 import datetime
 import functools
 import json
 import logging
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import Patch
@@ -64,23 +71,88 @@ def _log_record(history_log: dict[str, Any], redrives: int) -> tuple[int, str]:
     return milliseconds, json.dumps(record, default=str)
 
 
-def _publish_to_moto_logs(original: Any) -> Any:
-    def publish_history_log(self: Any, history_log: dict[str, Any]) -> None:
-        from moto.logs.exceptions import ResourceNotFoundException
+# A record on its way: the Logs backend, group and stream it goes to, the history event and the
+# redrive count its execution had.
+_Record = tuple[Any, str, str, dict[str, Any], int]
 
-        milliseconds, message = _log_record(history_log, redrive_count(getattr(self, "execution", None)))
-        group, stream = self.configuration.log_group_name, self.configuration.log_stream_name
+
+class LogDelivery:
+    """Records sent, delivered in order by one thread in batches: one PutLogEvents per stream."""
+
+    def __init__(self) -> None:
+        self._pending: collections.deque[_Record] = collections.deque()
+        self._sent = threading.Condition()
+        # One batch at a time, so a stream's records stay in order; re-entrant, as a subscription
+        # filter's function may read the logs while its record is delivered.
+        self._delivering = threading.RLock()
+        self._thread: threading.Thread | None = None
+
+    def send(self, record: _Record) -> None:
+        with self._sent:
+            self._pending.append(record)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._deliver_forever, name="log-delivery", daemon=True
+                )
+                self._thread.start()
+            self._sent.notify()
+
+    def flush(self) -> None:
+        """Deliver every record sent so far, in the caller's thread if the delivery thread has not."""
+        with self._delivering:
+            with self._sent:
+                batch = list(self._pending)
+                self._pending.clear()
+            _deliver(batch)
+
+    def _deliver_forever(self) -> None:
+        while True:
+            with self._sent:
+                while not self._pending:
+                    self._sent.wait()
+            self.flush()
+
+
+delivery = LogDelivery()
+
+
+def _deliver(batch: list[_Record]) -> None:
+    from moto.logs.exceptions import ResourceNotFoundException
+
+    streams: dict[tuple[int, str, str], tuple[Any, list[dict[str, Any]]]] = {}
+    for logs, group, stream, history_log, redrives in batch:
+        milliseconds, message = _log_record(history_log, redrives)
+        streams.setdefault((id(logs), group, stream), (logs, []))[1].append(
+            {"timestamp": milliseconds, "message": message}
+        )
+    for (_, group, stream), (logs, events) in streams.items():
         try:
             with _stream_lock:
-                self._logs_client.ensure_log_stream(group, stream)
-                self._logs_client.put_log_events(
-                    group, stream, [{"timestamp": milliseconds, "message": message}]
-                )
+                logs.ensure_log_stream(group, stream)
+                logs.put_log_events(group, stream, events)
         except ResourceNotFoundException:
             # As on AWS, an execution whose log group is gone runs on; its records are dropped.
-            LOG.debug("no log group %s: history of %s not logged", group, self.execution_arn)
+            LOG.debug("no log group %s: %d records not logged", group, len(events))
+
+
+def _publish_to_moto_logs(original: Any) -> Any:
+    def publish_history_log(self: Any, history_log: dict[str, Any]) -> None:
+        group, stream = self.configuration.log_group_name, self.configuration.log_stream_name
+        redrives = redrive_count(getattr(self, "execution", None))
+        delivery.send((self._logs_client, group, stream, history_log, redrives))
 
     return publish_history_log
+
+
+def _after_delivery(original: Callable[..., Any]) -> Callable[..., Any]:
+    """A read of Logs or of CloudWatch metrics sees every record sent before it (fix 106)."""
+
+    @functools.wraps(original)
+    def read(*args: Any, **kwargs: Any) -> Any:
+        delivery.flush()
+        return original(*args, **kwargs)
+
+    return read
 
 
 # AWS's own stream, created in the group to check it can deliver there (CreateStateMachine, and
@@ -127,9 +199,17 @@ def _checked_logging_configuration(original: Any) -> Any:
     return answer
 
 
+_LOGS_BACKEND = "moto.logs.models:LogsBackend"
+_CLOUDWATCH_BACKEND = "moto.cloudwatch.models:CloudWatchBackend"
+# What reads the records or the metrics their filters put (an Insights query reads at its start).
+_LOGS_READS = ("get_log_events", "filter_log_events", "describe_log_streams", "start_query")
+_METRIC_READS = ("get_metric_statistics", "get_metric_data", "list_metrics", "describe_alarms")
+
 PATCHES: tuple[Patch, ...] = (
     Patch(30, _EXECUTION, "__init__", _sessions_from_configuration),
     Patch(30, f"{_LOGGING_MODULE}:CloudWatchLoggingSession", "publish_history_log", _publish_to_moto_logs),
+    *(Patch(106, _LOGS_BACKEND, name, _after_delivery) for name in _LOGS_READS),
+    *(Patch(106, _CLOUDWATCH_BACKEND, name, _after_delivery) for name in _METRIC_READS),
     Patch(47, _RESPONSES, "create_state_machine", _checked_logging_configuration),
     Patch(47, _RESPONSES, "update_state_machine", _checked_logging_configuration),
 )
