@@ -126,6 +126,83 @@ def test_a_lambda_api_function_answers_as_the_python_runtime_does(lambda_api_fun
     assert "Task timed out after 1.00 seconds" in timed_out["errorMessage"]
 
 
+@pytest.mark.parametrize(
+    ("source", "handler", "error_type", "message"),
+    [
+        (
+            "import not_installed\n",
+            "app.handler",
+            "Runtime.ImportModuleError",
+            "Unable to import module 'app': No module named 'not_installed'",
+        ),
+        (
+            "def handler(event, context):\n    return 1\n",
+            "absent.handler",
+            "Runtime.ImportModuleError",
+            "Unable to import module 'absent': No module named 'absent'",
+        ),
+        (
+            "def handler(event, context)\n    return 1\n",
+            "app.handler",
+            "Runtime.UserCodeSyntaxError",
+            "Syntax error in module 'app': expected ':' (app.py, line 1)",
+        ),
+        (
+            "def other(event, context):\n    return 1\n",
+            "app.handler",
+            "Runtime.HandlerNotFound",
+            "Handler 'handler' missing on module 'app'",
+        ),
+    ],
+)
+def test_a_handler_that_cannot_be_loaded_is_refused_in_the_runtime_s_words(
+    local_cloud: LocalCloud, source: str, handler: str, error_type: str, message: str
+):
+    # Given a function whose handler cannot be loaded (awslambdaric's _get_handler words each case)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as package:
+        package.writestr("app.py", source)
+    client = local_cloud.client("lambda")
+    local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
+    client.create_function(
+        FunctionName="broken",
+        Runtime="python3.11",
+        Role="arn:aws:iam::123456789012:role/fn-role",
+        Handler=handler,
+        Code={"ZipFile": archive.getvalue()},
+    )
+
+    # When it is invoked
+    answer = client.invoke(FunctionName="broken", Payload=b"{}")
+    payload = json.loads(answer["Payload"].read())
+
+    # Then the runtime answers the error, in its words; no frame of the engine's loader
+    assert answer["FunctionError"] == "Unhandled"
+    assert (payload["errorType"], payload["errorMessage"]) == (error_type, message)
+    assert all(frame.startswith('  File "/var/task/') for frame in payload["stackTrace"])
+    assert "sfn_idempotency" not in json.dumps(payload)
+
+
+def test_a_module_that_raises_as_it_is_imported_answers_its_own_error(local_cloud: LocalCloud):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as package:
+        package.writestr(
+            "app.py", "import os\nTABLE = os.environ['TABLE']\n\ndef handler(event, context):\n    return 1\n"
+        )
+    client = local_cloud.client("lambda")
+    local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
+    client.create_function(
+        FunctionName="unconfigured",
+        Runtime="python3.11",
+        Role="arn:aws:iam::123456789012:role/fn-role",
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )
+    payload = json.loads(client.invoke(FunctionName="unconfigured", Payload=b"{}")["Payload"].read())
+    assert (payload["errorType"], payload["errorMessage"]) == ("KeyError", "'TABLE'")
+    assert [frame.split(",")[0] for frame in payload["stackTrace"]] == ['  File "/var/task/app.py"']
+
+
 def test_invoking_a_function_that_does_not_exist_names_its_latest_qualifier(local_cloud: LocalCloud):
     # Recorded (error_handling/test_task_service_lambda::test_no_such_function): the Cause ends ":$LATEST"
     states = {

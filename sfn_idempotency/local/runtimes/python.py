@@ -1,8 +1,9 @@
 """Python functions, in this process, as AWS's Python runtime runs them: the handler is loaded once
 per code hash, as a warm environment keeps it; the function's environment is applied during the
 call; past its timeout the call answers ``Sandbox.Timedout``. They run on the engine's own Python,
-whatever Python they declare: one whose code that Python cannot load (a newer syntax) answers
-``Runtime.ImportModuleError``, with one ``PythonVersionWarning`` naming both Pythons."""
+whatever Python they declare: one whose code that Python cannot load (a newer syntax) answers as
+Lambda's runtime answers a handler it cannot load (``Runtime.UserCodeSyntaxError``,
+``Runtime.ImportModuleError``), with one ``PythonVersionWarning`` naming both Pythons."""
 
 from __future__ import annotations
 
@@ -55,8 +56,7 @@ def _layer_paths(opt: Path | None) -> list[Path]:
 code_folders.on_forget(_forget)
 
 
-def _handler(function: Any) -> tuple[Handler, Path]:
-    folder = code_folders.unpacked(function)
+def _handler(function: Any, folder: Path) -> Handler:
     with _loading_lock:
         handler = _handlers.get(folder)
         if handler is None:
@@ -64,7 +64,7 @@ def _handler(function: Any) -> tuple[Handler, Path]:
                 if str(path) not in sys.path:
                     sys.path.append(str(path))
             handler = _handlers[folder] = cold_start(folder, function.handler, environment(function))
-    return handler, folder
+    return handler
 
 
 def environment(function: Any) -> dict[str, str]:
@@ -106,14 +106,14 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         memory_limit_in_mb=int(function.memory_size),
         function_version=str(function.version),
     )
+    folder = Path(_TASK_ROOT)  # until its code is unpacked
     try:
-        handler, folder = _handler(function)
-    except HandlerNotFoundError as error:
-        payload = {**error_payload(error, context), "errorType": "Runtime.HandlerNotFound"}
-        return Outcome(json.dumps(payload).encode(), errored=True)
-    except Exception as error:  # an import error is the runtime's Runtime.ImportModuleError
-        _warn_of_version(function, error)
-        payload = {**error_payload(error, context), "errorType": "Runtime.ImportModuleError"}
+        folder = code_folders.unpacked(function)
+        handler = _handler(function, folder)
+    except Exception as error:
+        if not isinstance(error, HandlerNotFoundError):
+            _warn_of_version(function, error)
+        payload = _load_failure(error, function.handler, folder, context)
         return Outcome(json.dumps(payload).encode(), errored=True)
     result: dict[str, Any] = {}
 
@@ -160,6 +160,48 @@ def _warn_of_version(function: Any, error: Exception) -> None:
             PythonVersionWarning,
             stacklevel=3,
         )
+
+
+def _load_failure(
+    error: Exception, handler: str, folder: Path, context: LocalLambdaContext
+) -> dict[str, Any]:
+    """The payload of a handler that could not be loaded, in the words of AWS's Python runtime
+    (awslambdaric's ``_get_handler``): a module that cannot be imported, or has a syntax error, or
+    lacks the handler; a module that raised as it was imported answers that exception."""
+    module_path, _, function_name = handler.rpartition(".")
+    module = module_path.replace("/", ".")
+    if isinstance(error, HandlerNotFoundError):
+        return _runtime_fault(
+            context, "Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module}'"
+        )
+    if isinstance(error, SyntaxError):
+        where = str(error.filename or "").replace(str(folder), _TASK_ROOT)
+        message = str(error).replace(str(folder), _TASK_ROOT)
+        trace = [f'  File "{where}" Line {error.lineno}\n    {error.text}']
+        return _runtime_fault(
+            context, "Runtime.UserCodeSyntaxError", f"Syntax error in module '{module}': {message}", trace
+        )
+    if isinstance(error, ImportError | FileNotFoundError):
+        # (cold_start names a handler file that is not there; Python would say no such module)
+        why = str(error) if isinstance(error, ImportError) else f"No module named '{module}'"
+        return _runtime_fault(
+            context, "Runtime.ImportModuleError", f"Unable to import module '{module}': {why}"
+        )
+    # its module's own frames, where AWS unpacks the code (the engine's loader is not the runtime's)
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(folder))]
+    stack = [line.replace(str(folder), _TASK_ROOT) for line in traceback.format_list(frames)]
+    return {**error_payload(error, context), "stackTrace": stack}
+
+
+def _runtime_fault(
+    context: LocalLambdaContext, error_type: str, message: str, trace: list[str] | None = None
+) -> dict[str, Any]:
+    return {
+        "errorMessage": message,
+        "errorType": error_type,
+        "requestId": context.aws_request_id,
+        "stackTrace": trace or [],
+    }
 
 
 def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path) -> Outcome:
