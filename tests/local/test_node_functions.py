@@ -342,14 +342,23 @@ def test_the_sdk_v2_is_pointed_at_the_engine_as_v3_points_itself(functions: Func
     # Given a nodejs16.x function whose aws-sdk (v2, which reads no AWS_ENDPOINT_URL) is its own
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(
+        archive.writestr(  # its config, and its SQS client's own endpoint rule: the queue URL's host
             "node_modules/aws-sdk/index.js",
-            "exports.config = { update(options) { Object.assign(this, options); } };\n",
+            "exports.config = { update(options) { Object.assign(this, options); } };\n"
+            "exports.Endpoint = class { constructor(url) { this.href = url; } };\n"
+            "exports.SQS = class { buildEndpoint(request) {\n"
+            "  request.httpRequest.endpoint = new exports.Endpoint(request.httpRequest.params.QueueUrl); } };\n",
         )
         archive.writestr(
             "index.js",
             "const AWS = require('aws-sdk');\n"
-            "exports.handler = async () => ({ endpoint: AWS.config.endpoint, pathStyle: AWS.config.s3ForcePathStyle });\n",
+            "const queueUrl = 'https://sqs.us-east-1.amazonaws.com/123456789012/orders';\n"
+            "exports.handler = async () => {\n"
+            "  const request = { httpRequest: { params: { QueueUrl: queueUrl } } };\n"
+            "  new AWS.SQS().buildEndpoint(request);\n"
+            "  return { endpoint: AWS.config.endpoint, pathStyle: AWS.config.s3ForcePathStyle,\n"
+            "           sqs: request.httpRequest.endpoint.href };\n"
+            "};\n",
         )
     functions.client.create_function(
         FunctionName="v2",
@@ -361,5 +370,7 @@ def test_the_sdk_v2_is_pointed_at_the_engine_as_v3_points_itself(functions: Func
     # When it is invoked (in process: the engine's endpoint is a port nothing answers, never AWS)
     with pytest.warns(NodeVersionWarning):
         error, payload, _ = functions.invoke("v2")
-    # Then its SDK's clients go to the engine's endpoint, S3 by path
-    assert (error, payload) == (None, {"endpoint": "http://127.0.0.1:9", "pathStyle": True})
+    # Then its SDK's clients go to the engine's endpoint, S3 by path, and SQS calls too (v2 sends
+    # them to their queue URL's host, sqs.<region>.amazonaws.com)
+    engine = "http://127.0.0.1:9"
+    assert (error, payload) == (None, {"endpoint": engine, "pathStyle": True, "sqs": engine})

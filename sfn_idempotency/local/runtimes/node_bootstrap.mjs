@@ -83,7 +83,20 @@ function pointSdkV2AtTheEngine() {
   } catch {
     return; // the function neither packages it nor names it
   }
-  require("aws-sdk").config.update({ endpoint, s3ForcePathStyle: true });
+  const AWS = require("aws-sdk");
+  AWS.config.update({ endpoint, s3ForcePathStyle: true });
+  // v2 sends an SQS call to its QueueUrl's host (sqs.<region>.amazonaws.com, as the engine's
+  // queues are named) rather than to the configured endpoint: it goes to the engine too, and the
+  // queue is still found by its URL, which the call carries.
+  const buildEndpoint = AWS.SQS?.prototype?.buildEndpoint;
+  if (typeof buildEndpoint === "function") {
+    AWS.SQS.prototype.buildEndpoint = function (request) {
+      buildEndpoint.call(this, request);
+      if (request.httpRequest.params?.QueueUrl) {
+        request.httpRequest.endpoint = new AWS.Endpoint(endpoint);
+      }
+    };
+  }
 }
 
 // `src/app.lambdaHandler`: the module `src/app` (.js, .mjs or .cjs) and its export `lambdaHandler`.
