@@ -362,6 +362,41 @@ def test_an_item_source_that_cannot_be_read_fails_the_reader(local_cloud: LocalC
     assert (result.cause or "").startswith("The JSONL item source could not be read")
 
 
+def test_an_item_source_s3_refuses_fails_the_reader_with_s3_s_answer(local_cloud: LocalCloud):
+    # Given a Map reading an object that is not there (fix 107; moto's cause was botocore's words)
+    local_cloud.client("s3").create_bucket(Bucket="items")
+    result = run(local_cloud, reader_map("JSON", "absent.json"), {})
+    # Then the reader failed, its cause S3's answer as the SDK for Java words it
+    assert (result.status, result.error) == ("FAILED", "States.ItemReaderFailed")
+    assert (result.cause or "").startswith(
+        "The specified key does not exist. (Service: S3, Status Code: 404,"
+    )
+    assert "GetObject operation" not in (result.cause or "")
+
+
+def test_a_map_over_every_object_of_a_prefix_reads_every_page_and_an_empty_one_is_no_items(
+    local_cloud: LocalCloud,
+):
+    # Given a Map over the objects of a prefix (ListObjectsV2): 1,005 of them, then none
+    s3 = local_cloud.client("s3")
+    s3.create_bucket(Bucket="items")
+    for number in range(1005):
+        s3.put_object(Bucket="items", Key=f"in/{number:04}.json", Body=b"{}")
+    listing = json.loads(reader_map("JSON", "unused"))
+    listing["States"]["Fan"]["ItemReader"] = {
+        "Resource": "arn:aws:states:::s3:listObjectsV2",
+        "Parameters": {"Bucket": "items", "Prefix.$": "$.prefix"},
+    }
+    listing["States"]["Fan"]["ItemSelector"] = {"key.$": "$$.Map.Item.Value.Key"}
+    # When it runs over each, then every object (past the first page of 1,000) was an item
+    full = run(local_cloud, json.dumps(listing), {"prefix": "in/"})
+    assert full.status == "SUCCEEDED"
+    assert [item["key"] for item in full.output] == [f"in/{number:04}.json" for number in range(1005)]
+    # And a prefix with no object is a Map over no item (moto failed on the answer's missing Contents)
+    empty = run(local_cloud, json.dumps(listing), {"prefix": "none/"})
+    assert (empty.status, empty.output) == ("SUCCEEDED", [])
+
+
 def test_a_batch_task_speaks_pascal_case_and_fails_with_batch_s_named_error(local_cloud: LocalCloud):
     # Given a submitJob.sync Task as Step Functions' docs write it (PascalCase), for a job
     # definition that does not exist (a public app's, stood in for); moto passed "JobName" on to

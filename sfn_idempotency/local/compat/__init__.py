@@ -214,6 +214,9 @@ distributed_map (Distributed Map states)
   60. [L40] ``ItemReader`` reads JSON Lines (``JSONL``) and S3 inventory manifests (``MANIFEST``).
   88. [L40] ``ProcessorConfig``'s ``"ExecutionType": "EXPRESS"`` is accepted (moto's grammar knew
       STANDARD only).
+  107. [L40] An ``ItemReader`` whose S3 call fails fails the Map with ``States.ItemReaderFailed``,
+      S3's answer in the cause (moto: ``States.Runtime``, botocore's text); a listing reads every
+      page, and an empty one is no items (moto: Python's ``KeyError`` text).
 
 cloudformation (stacks)
   38. [L30] A state machine a stack creates is the Step Functions API's (moto put it where the API

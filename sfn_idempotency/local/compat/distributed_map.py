@@ -1,4 +1,4 @@
-"""Distributed Map states as AWS runs them (fixes 49 to 51, 60, 88).
+"""Distributed Map states as AWS runs them (fixes 49 to 51, 60, 88, 107).
 
 49. ``ItemBatcher``: moto's grammar has no such field, so a definition with one was refused (and
     it took a whole-number ``ToleratedFailurePercentage`` for a syntax error). The
@@ -17,6 +17,11 @@
 60. ``ItemReader`` reads JSON Lines (``InputType: JSONL``, one item a line) and S3 inventory
     manifests (``MANIFEST``: every object the manifest's CSV files list, one item each, named by
     the manifest's ``fileSchema``); moto knew CSV and JSON only and refused the definition.
+107. An ``ItemReader`` whose S3 call fails fails the Map with ``States.ItemReaderFailed`` (as
+    documented: the Map "couldn't read from the item source"), the cause S3's answer as the SDK
+    for Java words it (moto failed it as ``States.Runtime`` with botocore's text); a listing of
+    objects reads every page, and an empty one is no items (moto failed on its missing
+    ``Contents`` with Python's ``KeyError`` text).
 88. ``ProcessorConfig``'s ``"ExecutionType": "EXPRESS"`` is accepted (AWS's documented default for
     a Distributed Map's children is STANDARD, and EXPRESS is the other documented value; moto's
     grammar knew only STANDARD). The children run as the engine runs every map run's children; the
@@ -438,6 +443,47 @@ def _more_transformers(original: Callable[..., Any]) -> Callable[..., Any]:
     return resource_output_transformer_for
 
 
+# -- the item source's S3 calls (fix 107) ---------------------------------------------------------
+
+_S3_READER = f"{_READER}.eval.resource_eval_s3:ResourceEvalS3"
+
+
+def _reader_failure_named(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    def eval_resource(self: Any, env: Any) -> None:
+        from botocore.exceptions import ClientError
+
+        try:
+            original(self, env)
+        except ClientError as error:
+            answer = error.response.get("Error", {})
+            metadata = error.response.get("ResponseMetadata", {})
+            cause = (
+                f"{answer.get('Message') or answer.get('Code')} (Service: S3, Status Code: "
+                f"{metadata.get('HTTPStatusCode')}, Request ID: {metadata.get('RequestId')})"
+            )
+            raise _map_run_failure(
+                env, "StatesItemReaderFailed", "TaskFailed", "mapRunFailedEventDetails", cause
+            ) from None
+
+    return eval_resource
+
+
+def _every_listed_object(_: Any) -> Any:
+    def handle_list_objects_v2(env: Any, resource_runtime_part: Any, state_credentials: Any) -> None:
+        from moto.stepfunctions.parser.asl.component.state.exec.state_map.item_reader.eval.resource_eval_s3 import (
+            ResourceEvalS3,
+        )
+
+        s3 = ResourceEvalS3._get_s3_client(
+            resource_runtime_part=resource_runtime_part, state_credentials=state_credentials
+        )
+        parameters = env.stack.pop()
+        pages = s3.get_paginator("list_objects_v2").paginate(**parameters)
+        env.stack.append([entry for page in pages for entry in page.get("Contents", [])])
+
+    return staticmethod(handle_list_objects_v2)
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(49, _PARSER, "parse", _parsed_with_map_settings),  # and fix 88
     Patch(49, _ITERATION, "_map_run", _batched_and_judged),
@@ -445,4 +491,6 @@ PATCHES: tuple[Patch, ...] = (
     Patch(51, _MAP_RUN_RECORD, "update", _updates_the_running_map_run),
     Patch(60, f"{_READER}.reader_config.input_type:InputType", "__init__", _more_input_types),
     Patch(60, f"{_READER}.item_reader_decl", "resource_output_transformer_for", _more_transformers),
+    Patch(107, _S3_READER, "eval_resource", _reader_failure_named),
+    Patch(107, _S3_READER, "_handle_list_objects_v2", _every_listed_object),
 )
