@@ -509,3 +509,27 @@ def test_an_athena_sync_task_waits_while_its_query_runs_and_fails_with_a_failed_
     assert waited.output["QueryExecution"]["Status"]["State"] == "SUCCEEDED"
     assert (failed.status, failed.error) == ("FAILED", "States.TaskFailed")
     assert json.loads(failed.cause)["QueryExecution"]["Status"]["State"] == "FAILED"
+
+
+def test_a_bedrock_invoke_model_task_calls_bedrock_runtime_and_reads_its_body_as_json(
+    local_cloud: LocalCloud,
+):
+    # Given an InvokeModel Task as the integration's docs write it (fix 108: moto called the
+    # Bedrock control plane's client, which has no InvokeModel, and failed with Python's words)
+    task = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::bedrock:invokeModel",
+        "Parameters": {"ModelId": "anthropic.claude-v2", "Body": {"prompt.$": "$.prompt"}},
+        "End": True,
+    }
+    definition = json.dumps({"StartAt": "Invoke", "States": {"Invoke": task}})
+    # When it runs, then its result is Bedrock Runtime's answer (moto's model answers {}), its body JSON
+    result = run(local_cloud, definition, {"prompt": "Human: hi Assistant:"})
+    assert (result.status, result.output) == ("SUCCEEDED", {"Body": {}, "ContentType": "application/json"})
+    # And an action the service's SDK does not have fails as States.Runtime, naming it
+    task["Resource"] = "arn:aws:states:::bedrock:inventedAction"
+    invented = json.dumps({"StartAt": "Invoke", "States": {"Invoke": task}})
+    failed = local_cloud.run(local_cloud.create_state_machine("invented", invented, {}), {"prompt": "x"})
+    assert (failed.status, failed.error) == ("FAILED", "States.Runtime")
+    assert "bedrock has no action invented_action" in (failed.cause or "")
+    assert "AttributeError" not in (failed.cause or "")

@@ -131,6 +131,9 @@ service_tasks (Tasks of services moto's interpreter half-ran)
       documented parameter (moto kept two, called the network, and failed with a TypeError).
   96. [L46] Athena and SageMaker ``.sync`` Tasks wait for their job; any other ``.sync`` moto
       lacks fails as ``States.Runtime`` naming it (moto answered a RuntimeError's text).
+  108. [L46] ``bedrock:invokeModel`` calls Bedrock Runtime's InvokeModel, its body JSON both ways
+      (moto called Bedrock's control plane and failed with an AttributeError's text); an action the
+      service's SDK lacks fails as ``States.Runtime`` naming it.
 
 json_paths (a JSONPath that selects nothing)
   94. [L46] A parameter's missing path names its own field (moto named the caller's last,

@@ -1,5 +1,5 @@
 """Tasks of services moto's interpreter half-ran: API Gateway's invoke and the ``.sync`` jobs of
-services it has no integration for (fixes 93 and 96, ledger L46).
+services it has no integration for, and Bedrock's InvokeModel (fixes 93, 96 and 108, ledger L46).
 
 93. An ``apigateway:invoke`` Task reaches the engine's own REST API stage, answered as ``serve``
     answers it, never the network (moto called ``requests`` with the endpoint as a URL); every
@@ -9,6 +9,11 @@ services it has no integration for (fixes 93 and 96, ledger L46).
 96. Athena ``startQueryExecution.sync`` and SageMaker's training, transform and processing jobs
     ``.sync`` wait for their job as AWS's integrations do; any other ``.sync`` moto has no
     integration for fails as ``States.Runtime`` naming it (moto answered a RuntimeError's text).
+108. ``bedrock:invokeModel`` calls Bedrock Runtime's InvokeModel (moto's), its ``Body`` sent as JSON
+    text and its answer's read back as JSON (``{"Body": …, "ContentType": …}``), as the
+    integration's docs show; moto called the Bedrock control plane's client, which has no such
+    method, and failed with an AttributeError's text. An action of such a service that the SDK
+    does not have fails as ``States.Runtime`` naming it.
 """
 
 from __future__ import annotations
@@ -308,6 +313,49 @@ def _job_watched(_original: Callable[..., Any]) -> Callable[..., Any]:
     return build_sync_resolver
 
 
+def _bedrock_runtime_and_named_actions(original: Callable[..., None]) -> Callable[..., None]:
+    def eval_service_task(
+        self: Any,
+        env: Any,
+        resource_runtime_part: Any,
+        normalised_parameters: dict[str, Any],
+        state_credentials: Any,
+    ) -> None:
+        from moto.stepfunctions.parser.asl.utils.boto_client import boto_client_for
+
+        service, action = self._get_boto_service_name(), self._get_boto_service_action()
+        if (service, action) == ("bedrock", "invoke_model"):
+            env.stack.append(
+                _invoked_model(
+                    boto_client_for, resource_runtime_part, normalised_parameters, state_credentials
+                )
+            )
+            return
+        client = boto_client_for(
+            service=service, region=resource_runtime_part.region, state_credentials=state_credentials
+        )
+        if not hasattr(client, action):
+            cause = f"The local engine does not run {self.resource.resource_arn}: {service} has no action {action}"
+            raise _task_failure(env, "Runtime", cause)
+        original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+
+    return eval_service_task
+
+
+def _invoked_model(
+    client_for: Callable[..., Any], runtime_part: Any, parameters: dict[str, Any], credentials: Any
+) -> dict[str, Any]:
+    """Bedrock's InvokeModel as the optimized integration calls it: the ``Body`` object as JSON text,
+    the answer's body read back as JSON."""
+    runtime = client_for(service="bedrock-runtime", region=runtime_part.region, state_credentials=credentials)
+    request = {"modelId": parameters["ModelId"], "body": json.dumps(parameters.get("Body", {}))}
+    for member, name in (("ContentType", "contentType"), ("Accept", "accept")):
+        if member in parameters:
+            request[name] = parameters[member]
+    answer = runtime.invoke_model(**request)
+    return {"Body": json.loads(answer["body"].read() or b"{}"), "ContentType": answer.get("contentType")}
+
+
 PATCHES: tuple[Patch, ...] = (  # before integrations' fixes 70 and 71, which wrap what these put in place
     Patch(93, _API_GATEWAY_TASK_MODULE, "requests", _local_gateway),
     Patch(93, _API_GATEWAY_TASK, "_SUPPORTED_API_PARAM_BINDINGS", _every_documented_parameter),
@@ -316,4 +364,5 @@ PATCHES: tuple[Patch, ...] = (  # before integrations' fixes 70 and 71, which wr
     Patch(96, _UNSUPPORTED_TASK, "_assert_integration_pattern_is_supported", _sync_jobs_allowed),
     Patch(96, _UNSUPPORTED_TASK, "_eval_body", _patterns_refused_by_name),
     Patch(96, _UNSUPPORTED_TASK, "_build_sync_resolver", _job_watched),
+    Patch(108, _UNSUPPORTED_TASK, "_eval_service_task", _bedrock_runtime_and_named_actions),
 )
