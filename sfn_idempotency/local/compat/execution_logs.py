@@ -133,6 +133,10 @@ def _deliver(batch: list[_Record]) -> None:
         except ResourceNotFoundException:
             # As on AWS, an execution whose log group is gone runs on; its records are dropped.
             LOG.debug("no log group %s: %d records not logged", group, len(events))
+        except Exception:  # a delivery that failed loses its records, never the delivery thread
+            LOG.warning(
+                "%d records for log group %s could not be delivered", len(events), group, exc_info=True
+            )
 
 
 def _publish_to_moto_logs(original: Any) -> Any:
