@@ -907,6 +907,40 @@ def test_records_are_delivered_off_the_execution_s_path(
     assert executed_in[0] not in delivered_in
 
 
+def test_a_delivery_that_fails_loses_its_records_and_the_next_are_delivered(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a logged machine, and a Logs backend that fails the first delivery it is given
+    from moto.logs.models import LogsBackend
+
+    deliver = LogsBackend.put_log_events
+    failures = [RuntimeError("the disk is full")]
+
+    def failing_once(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return deliver(self, *args, **kwargs)
+
+    monkeypatch.setattr(LogsBackend, "put_log_events", failing_once)
+    uncaught: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", uncaught.append)
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/flaky")
+    machine = logged_machine(local_cloud, "/sfn/flaky", "ALL", with_data=True)
+
+    # When it runs twice
+    first = local_cloud.run(machine, {"n": 1})
+    second = local_cloud.run(machine, {"n": 2})
+
+    # Then the failed delivery lost its records only: the first run's are missing some, and every
+    # record of the second was delivered
+    records = logged_records(local_cloud, "/sfn/flaky")
+    assert failures == []
+    assert uncaught == []  # (no thread died of it, with a traceback on stderr)
+    assert len([r for r in records if r["execution_arn"] == first.arn]) < len(first.history)
+    delivered = [r["type"] for r in records if r["execution_arn"] == second.arn]
+    assert delivered == [event["type"] for event in second.history]
+
+
 def test_level_error_logs_only_failures_and_no_data(local_cloud: LocalCloud):
     # Given a state machine logging errors only, without execution data (as the stack deploys them)
     local_cloud.client("logs").create_log_group(logGroupName="/sfn/errors")
