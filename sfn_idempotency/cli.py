@@ -889,6 +889,7 @@ def _serve_apps(cloud: LocalCloud, arguments: argparse.Namespace, stop: threadin
         assembly = fingerprint(directory) if directory is not None else ()
         return assembly, [sam_templates.fingerprint(template) for template in templates]
 
+    before = changes()  # what the first deployment reads; --watch deploys again when it changes
     try:
         deployed = deploy()
     except (CloudAssemblyError, DeploymentError, sam_templates.TemplateError) as error:
@@ -901,7 +902,10 @@ def _serve_apps(cloud: LocalCloud, arguments: argparse.Namespace, stop: threadin
     )
     if arguments.watch:
         threading.Thread(
-            target=keep_deploying, args=(deploy, changes, what, stop, report), name="watch", daemon=True
+            target=keep_deploying,
+            args=(deploy, changes, before, what, stop, report),
+            name="watch",
+            daemon=True,
         ).start()
     return {
         **({"cdkOut": str(directory)} if directory is not None else {}),

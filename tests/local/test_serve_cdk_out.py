@@ -227,3 +227,31 @@ def test_a_wrong_handler_name_through_the_lambda_api_is_runtime_handler_not_foun
     assert answer["FunctionError"] == "Unhandled"
     assert payload["errorType"] == "Runtime.HandlerNotFound"
     assert payload["errorMessage"] == "Handler 'handle' missing on module 'charge'"
+
+
+def test_an_edit_made_before_the_watch_looked_is_deployed(tmp_path: Path):
+    # Given a template fingerprinted before its first deployment, then edited before the watch
+    # thread took its first look (serve printed its ready line; the thread had not run yet)
+    from sfn_idempotency.local.apps import sam_templates
+    from sfn_idempotency.local.apps.cloud_assembly import keep_deploying
+
+    template = tmp_path / "template.yaml"
+    template.write_text("Resources: {}\n")
+    deployed = sam_templates.fingerprint(template)
+    template.write_text("Resources: {}\n# edited\n")
+    redeployed, stop = threading.Event(), threading.Event()
+
+    # When the watch runs
+    watch = threading.Thread(
+        target=keep_deploying,
+        args=(redeployed.set, lambda: sam_templates.fingerprint(template), deployed, "t", stop, print),
+        daemon=True,
+    )
+    watch.start()
+
+    # Then it deploys the edit
+    try:
+        assert redeployed.wait(REDEPLOY_DEADLINE_SECONDS)
+    finally:
+        stop.set()
+        watch.join(REDEPLOY_DEADLINE_SECONDS)

@@ -780,14 +780,17 @@ def fingerprint(directory: Path) -> tuple[tuple[str, int, int], ...]:
 def keep_deploying(
     deploy: Callable[[], object],
     changes: Callable[[], object],
+    deployed: object,
     what: str,
     stop: threading.Event,
     report: Callable[[str], None],
 ) -> None:
-    """Deploy again each time ``changes()`` answers something new (an assembly's ``fingerprint``,
-    a template's), once it has stopped changing (``cdk synth`` writes several files); until
-    ``stop`` is set. A failed deployment is reported, and the stacks stay as they were."""
-    seen = changes()
+    """Deploy again each time ``changes()`` answers something other than what was last deployed
+    (``deployed``: taken before the first deployment read the files, so an edit made while it ran,
+    or before this thread looked, is not missed), once it has stopped changing (``cdk synth``
+    writes several files); until ``stop`` is set. A failed deployment is reported, and the stacks
+    stay as they were."""
+    seen = deployed
     while not stop.wait(WATCH_INTERVAL_SECONDS):
         current = changes()
         if current == seen:

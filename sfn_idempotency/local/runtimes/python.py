@@ -187,10 +187,9 @@ def _load_failure(
         return _runtime_fault(
             context, "Runtime.ImportModuleError", f"Unable to import module '{module}': {why}"
         )
-    # its module's own frames, where AWS unpacks the code (the engine's loader is not the runtime's)
+    # its module's own frames (the engine's loader is not the runtime's)
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(folder))]
-    stack = [line.replace(str(folder), _TASK_ROOT) for line in traceback.format_list(frames)]
-    return {**error_payload(error, context), "stackTrace": stack}
+    return {**error_payload(error, context), "stackTrace": _stack(frames, folder)}
 
 
 def _runtime_fault(
@@ -220,5 +219,9 @@ def _function_error(error: Exception, context: LocalLambdaContext, folder: Path)
     """Lambda's payload for an exception: the handler's frames only (this runner's first frame is
     dropped), under the folder AWS unpacks the code to."""
     frames = traceback.extract_tb(error.__traceback__)[1:]
-    stack = [line.replace(str(folder), _TASK_ROOT) for line in traceback.format_list(frames)]
-    return {**error_payload(error, context), "stackTrace": stack}
+    return {**error_payload(error, context), "stackTrace": _stack(frames, folder)}
+
+
+def _stack(frames: list[traceback.FrameSummary], folder: Path) -> list[str]:
+    """Frames as Lambda lists them, under the folder AWS unpacks the code to."""
+    return [line.replace(str(folder), _TASK_ROOT) for line in traceback.format_list(frames)]
