@@ -126,6 +126,23 @@ def test_a_lambda_api_function_answers_as_the_python_runtime_does(lambda_api_fun
     assert "Task timed out after 1.00 seconds" in timed_out["errorMessage"]
 
 
+def zipped_function(cloud: LocalCloud, name: str, source: str, handler: str) -> Any:
+    """A Python function of one module, ``app.py``, created through the Lambda API; its client."""
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as package:
+        package.writestr("app.py", source)
+    client = cloud.client("lambda")
+    cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
+    client.create_function(
+        FunctionName=name,
+        Runtime="python3.11",
+        Role="arn:aws:iam::123456789012:role/fn-role",
+        Handler=handler,
+        Code={"ZipFile": archive.getvalue()},
+    )
+    return client
+
+
 @pytest.mark.parametrize(
     ("source", "handler", "error_type", "message"),
     [
@@ -159,18 +176,7 @@ def test_a_handler_that_cannot_be_loaded_is_refused_in_the_runtime_s_words(
     local_cloud: LocalCloud, source: str, handler: str, error_type: str, message: str
 ):
     # Given a function whose handler cannot be loaded (awslambdaric's _get_handler words each case)
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as package:
-        package.writestr("app.py", source)
-    client = local_cloud.client("lambda")
-    local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
-    client.create_function(
-        FunctionName="broken",
-        Runtime="python3.11",
-        Role="arn:aws:iam::123456789012:role/fn-role",
-        Handler=handler,
-        Code={"ZipFile": archive.getvalue()},
-    )
+    client = zipped_function(local_cloud, "broken", source, handler)
 
     # When it is invoked
     answer = client.invoke(FunctionName="broken", Payload=b"{}")
@@ -184,20 +190,8 @@ def test_a_handler_that_cannot_be_loaded_is_refused_in_the_runtime_s_words(
 
 
 def test_a_module_that_raises_as_it_is_imported_answers_its_own_error(local_cloud: LocalCloud):
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as package:
-        package.writestr(
-            "app.py", "import os\nTABLE = os.environ['TABLE']\n\ndef handler(event, context):\n    return 1\n"
-        )
-    client = local_cloud.client("lambda")
-    local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
-    client.create_function(
-        FunctionName="unconfigured",
-        Runtime="python3.11",
-        Role="arn:aws:iam::123456789012:role/fn-role",
-        Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
-    )
+    source = "import os\nTABLE = os.environ['TABLE']\n\ndef handler(event, context):\n    return 1\n"
+    client = zipped_function(local_cloud, "unconfigured", source, "app.handler")
     payload = json.loads(client.invoke(FunctionName="unconfigured", Payload=b"{}")["Payload"].read())
     assert (payload["errorType"], payload["errorMessage"]) == ("KeyError", "'TABLE'")
     assert [frame.split(",")[0] for frame in payload["stackTrace"]] == ['  File "/var/task/app.py"']
