@@ -324,6 +324,18 @@ def test_a_marker_guarded_workflow_checks_clean_from_the_cli_with_answer(
     capsys.readouterr()
 
 
+def pay_definition(folder: Path) -> Path:
+    """A definition of one Task, Pay, the function ``--function Pay=…`` names."""
+    definition = folder / "pay.asl.json"
+    definition.write_text(
+        json.dumps(
+            {"StartAt": "Pay", "States": {"Pay": {"Type": "Task", "Resource": "${Pay}", "End": True}}}
+        ),
+        encoding="utf-8",
+    )
+    return definition
+
+
 def test_check_json_is_the_json_alone_when_a_handler_prints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
@@ -332,13 +344,7 @@ def test_check_json_is_the_json_alone_when_a_handler_prints(
         "def pay(event, context):\n    print('charging', event)\n    return {'paid': True}\n",
         encoding="utf-8",
     )
-    definition = tmp_path / "pay.asl.json"
-    definition.write_text(
-        json.dumps(
-            {"StartAt": "Pay", "States": {"Pay": {"Type": "Task", "Resource": "${Pay}", "End": True}}}
-        ),
-        encoding="utf-8",
-    )
+    definition = pay_definition(tmp_path)
     # When it is checked with --json
     code = main(
         [
@@ -452,13 +458,7 @@ def test_check_takes_the_errors_a_client_may_retry_and_the_records_tables(
         "def pay(event, context):\n    raise CardDeclined('declined')\n",
         encoding="utf-8",
     )
-    definition = tmp_path / "pay.asl.json"
-    definition.write_text(
-        json.dumps(
-            {"StartAt": "Pay", "States": {"Pay": {"Type": "Task", "Resource": "${Pay}", "End": True}}}
-        ),
-        encoding="utf-8",
-    )
+    definition = pay_definition(tmp_path)
     base = ["check", str(definition), "--function", "Pay=cards.pay", "--code-dir", str(tmp_path)]
     base += ["--request", ORDER, "--key", "orderId", "--schedules", "5"]
     unsafe = "an error that is not safe to retry: E1 failed with CardDeclined"

@@ -30,8 +30,6 @@ LOG = logging.getLogger(__name__)
 _EXECUTION = "moto.stepfunctions.parser.backend.execution:Execution"
 _RESPONSES = "moto.stepfunctions.responses:StepFunctionResponse"
 _LOGGING_MODULE = "moto.stepfunctions.parser.asl.eval.event.logging"
-# moto's log streams append without a lock; concurrent executions of one machine share a stream.
-_stream_lock = threading.Lock()
 
 
 def _session_for(state_machine: Any, execution_arn: str) -> Any:
@@ -82,8 +80,9 @@ class LogDelivery:
     def __init__(self) -> None:
         self._pending: collections.deque[_Record] = collections.deque()
         self._sent = threading.Condition()
-        # One batch at a time, so a stream's records stay in order; re-entrant, as a subscription
-        # filter's function may read the logs while its record is delivered.
+        # One batch at a time, so a stream's records stay in order (and moto's streams, which append
+        # without a lock, get one writer); re-entrant, as a subscription filter's function may read
+        # the logs while its record is delivered.
         self._delivering = threading.RLock()
         self._thread: threading.Thread | None = None
 
@@ -127,9 +126,8 @@ def _deliver(batch: list[_Record]) -> None:
         )
     for (_, group, stream), (logs, events) in streams.items():
         try:
-            with _stream_lock:
-                logs.ensure_log_stream(group, stream)
-                logs.put_log_events(group, stream, events)
+            logs.ensure_log_stream(group, stream)
+            logs.put_log_events(group, stream, events)
         except ResourceNotFoundException:
             # As on AWS, an execution whose log group is gone runs on; its records are dropped.
             LOG.debug("no log group %s: %d records not logged", group, len(events))
