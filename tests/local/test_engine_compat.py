@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import threading
@@ -939,6 +940,45 @@ def test_a_delivery_that_fails_loses_its_records_and_the_next_are_delivered(
     assert len([r for r in records if r["execution_arn"] == first.arn]) < len(first.history)
     delivered = [r["type"] for r in records if r["execution_arn"] == second.arn]
     assert delivered == [event["type"] for event in second.history]
+
+
+def test_a_batch_of_records_sent_out_of_time_order_is_delivered_whole_in_time_order(
+    local_cloud: LocalCloud,
+):
+    # Given two executions of one logged machine, whose records share the machine's stream, and a
+    # batch in which the second execution's record was sent before the first's earlier one (each
+    # execution takes its record's time before sending it: concurrent ones interleave)
+    from moto.logs.models import logs_backends
+
+    from sfn_idempotency.local.compat.execution_logs import delivery
+
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/interleaved")
+    machine = logged_machine(local_cloud, "/sfn/interleaved", "ALL", with_data=True)
+    first, second = local_cloud.run(machine, {"n": 1}), local_cloud.run(machine, {"n": 2})
+    logs = local_cloud.client("logs")
+    stream = f"states/{machine}"
+    before = len(logs.get_log_events(logGroupName="/sfn/interleaved", logStreamName=stream)["events"])
+    backend = logs_backends[local_cloud.account][local_cloud.region]
+    now = datetime.datetime.now(datetime.UTC)
+    earlier = {"type": "ExecutionFailed", "execution_arn": first.arn, "event_timestamp": now.isoformat()}
+    later = {
+        "type": "ExecutionSucceeded",
+        "execution_arn": second.arn,
+        "event_timestamp": (now + datetime.timedelta(seconds=1)).isoformat(),
+    }
+
+    # When both are delivered in one batch
+    with delivery._delivering:  # (the delivery thread waits, so the two go in one PutLogEvents)
+        delivery.send((backend, "/sfn/interleaved", stream, later, 0))
+        delivery.send((backend, "/sfn/interleaved", stream, earlier, 0))
+    events = logs.get_log_events(logGroupName="/sfn/interleaved", logStreamName=stream)["events"]
+
+    # Then neither is lost, and the stream has them in time order
+    delivered = [json.loads(event["message"]) for event in events[before:]]
+    assert [(record["execution_arn"], record["type"]) for record in delivered] == [
+        (first.arn, "ExecutionFailed"),
+        (second.arn, "ExecutionSucceeded"),
+    ]
 
 
 def test_level_error_logs_only_failures_and_no_data(local_cloud: LocalCloud):

@@ -178,8 +178,9 @@ execution_logs (CloudWatch Logs)
       events there in Step Functions' log format (moto built no logging session, and its publisher
       could not write to moto's Logs); Express executions are read back from there.
   106. [L25] The records are delivered asynchronously, in batches, by one delivery thread (one
-      PutLogEvents per stream and batch), never on the execution's path, as AWS delivers them; a
-      read of Logs or of CloudWatch metrics first waits for the records sent before it.
+      PutLogEvents per stream and batch, in time order), never on the execution's path, as AWS
+      delivers them; a read of Logs or of CloudWatch metrics first waits for the records sent
+      before it.
 
 callbacks (activities, and Tasks that wait for a token)
   34. [L27] An activity whose heartbeats stop fails with ``States.HeartbeatTimeout`` (moto: ``States.Timeout``);

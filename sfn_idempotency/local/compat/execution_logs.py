@@ -125,6 +125,9 @@ def _deliver(batch: list[_Record]) -> None:
             {"timestamp": milliseconds, "message": message}
         )
     for (_, group, stream), (logs, events) in streams.items():
+        # Concurrent executions of one machine share its stream, and each takes its record's time
+        # before it sends the record: a batch is put in time order, as PutLogEvents requires.
+        events.sort(key=lambda event: event["timestamp"])
         try:
             logs.ensure_log_stream(group, stream)
             logs.put_log_events(group, stream, events)
