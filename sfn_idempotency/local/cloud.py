@@ -269,7 +269,7 @@ class LocalCloud:
         call_origins.install()
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
         retention.retention.keep(self.retain_executions)
-        compat.execution_ends.ends.listeners[:] = [redrive.release_a_succeeded_run, retention.retention.ended]
+        compat.execution_ends.ends.listeners[:] = [retention.retention.ended]
         compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
         compat.service_tasks.api_gateway.answer = self._answer_api_invocation
         self.backend.start()

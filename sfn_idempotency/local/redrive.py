@@ -407,16 +407,6 @@ PATCHES: tuple[Patch, ...] = (
 )
 
 
-def release_a_succeeded_run(execution: Any) -> None:
-    """At an execution's end: one that SUCCEEDED is never redriven, so its run's record (each
-    frame's last state, with that state's input) is let go; an unsuccessful one keeps it."""
-    if getattr(getattr(execution, "exec_status", None), "value", None) != "SUCCEEDED":
-        return
-    env = getattr(getattr(execution, "exec_worker", None), "env", None)
-    if env is not None and _frame(env) is not None:
-        delattr(env, _FRAME)
-
-
 def install() -> None:
     """Record resume points, and answer RedriveExecution."""
     state_entry.install()

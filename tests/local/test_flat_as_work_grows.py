@@ -1,6 +1,7 @@
 """Issue 42: the engine stays flat as work grows. Executions are found and listed through an index
-(fix 82), a finished history is packed (fix 83), ended threads are let go (fix 84), and a retention
-limit forgets the oldest ended executions. What each keeps is checked here; `make bench` measures."""
+(fix 82), a finished history and run are packed (fixes 83, 109), ended threads are let go (fix 84),
+and a retention limit forgets the oldest ended executions. What each keeps is checked here; `make
+bench` measures."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from botocore.exceptions import ClientError
 from sfn_idempotency.local import LocalCloud, redrive
 from sfn_idempotency.local.cloud import EngineError
 from sfn_idempotency.local.compat import execution_lookups
-from sfn_idempotency.local.compat.execution_ends import PackedHistory
+from sfn_idempotency.local.compat.execution_ends import EndedRun, PackedHistory
 
 ROLE = "arn:aws:iam::123456789012:role/flat"
 # An order fails when its "fail" is true: two statuses to filter on.
@@ -169,6 +170,51 @@ def test_a_succeeded_history_is_packed_and_answers_the_same_events(local_cloud: 
     reverse = local_cloud.sfn.get_execution_history(executionArn=succeeded.arn, reverseOrder=True)["events"]
     assert reverse == list(reversed(events))
     assert [event["type"] for event in succeeded.history] == [event["type"] for event in events]
+
+
+def test_a_succeeded_run_keeps_a_slim_record_that_answers_its_readers(local_cloud: LocalCloud):
+    # Given a Distributed Map's execution that succeeded, and one of the choice machine that failed
+    map_machine = create(
+        local_cloud,
+        "slim",
+        json.dumps(
+            {
+                "StartAt": "Each",
+                "States": {
+                    "Each": {
+                        "Type": "Map",
+                        "ItemProcessor": {
+                            "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+                            "StartAt": "Echo",
+                            "States": {"Echo": {"Type": "Pass", "End": True}},
+                        },
+                        "End": True,
+                    }
+                },
+            }
+        ),
+    )
+    succeeded = local_cloud.run(map_machine, [1, 2])
+    failed = local_cloud.run(create(local_cloud, "kept"), {"fail": True})
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    backend = stepfunctions_parser_backends["123456789012"]["us-east-1"]
+
+    # Then the succeeded one keeps a slim record of its run (fix 109), the failed one (which a redrive
+    # resumes) its whole run
+    assert isinstance(backend.describe_execution(succeeded.arn).exec_worker, EndedRun)
+    assert backend.describe_execution(failed.arn).exec_worker.env.states is not None
+    # And every reader of the succeeded one answers from the record
+    described = local_cloud.sfn.describe_execution(executionArn=succeeded.arn)
+    assert (described["status"], json.loads(described["output"])) == ("SUCCEEDED", [1, 2])
+    events = local_cloud.sfn.get_execution_history(executionArn=succeeded.arn)["events"]
+    assert [event["type"] for event in events] == [event["type"] for event in succeeded.history]
+    (map_run,) = local_cloud.sfn.list_map_runs(executionArn=succeeded.arn)["mapRuns"]
+    run = local_cloud.sfn.describe_map_run(mapRunArn=map_run["mapRunArn"])
+    assert (run["status"], run["itemCounts"]["succeeded"]) == ("SUCCEEDED", 2)
+    stopped = local_cloud.sfn.stop_execution(executionArn=succeeded.arn)
+    assert stopped["stopDate"] == described["stopDate"]
+    assert local_cloud.sfn.describe_execution(executionArn=succeeded.arn)["status"] == "SUCCEEDED"
 
 
 def test_ended_interpreter_threads_are_let_go(local_cloud: LocalCloud):

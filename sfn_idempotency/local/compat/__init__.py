@@ -50,6 +50,8 @@ execution_ends (an execution's end)
       after its first terminal event, so a running Task's late answer is dropped; an ended status
       is written after the output, error and cause it goes with.
   83. [speed] The history of an execution that SUCCEEDED is packed (compressed) once it ended.
+  109. [speed] So is its run: a slim record of what its readers use (history, map runs, callbacks)
+       replaces its worker, whose states' data, variables and locks are let go.
 
 history (an execution's history events)
   74. [L44] An ``EvaluationFailed`` event follows what its state's entered event followed, and a

@@ -1,5 +1,5 @@
 """An execution's end: announced to what waits for it (fix 56, speed), at once (fix 68), and packed
-(fix 83, speed).
+(fixes 83 and 109, speed).
 
 Every execution's end (SUCCEEDED, FAILED, TIMED_OUT, ABORTED; a sync one's too) is announced on one
 condition, after moto has written the execution's status. Two waiters use it:
@@ -18,6 +18,9 @@ condition, after moto has written the execution's status. Two waiters use it:
 83. [speed] The history of an execution that SUCCEEDED is packed once its end is announced: nothing
     can add to it (it is sealed, and only an unsuccessful execution is redriven), and its events as
     dicts were most of the memory an ended execution kept.
+109. [speed] So is its run: its worker is replaced by a slim record of what its readers use (the
+    history, map runs and callbacks, the final program state); its states' data, variables, locks
+    and evaluation details are let go.
 """
 
 from __future__ import annotations
@@ -156,7 +159,41 @@ class PackedHistory(Sequence[dict[str, Any]]):
         raise RuntimeError("a packed history is final: fix 68 seals it before anything is appended")
 
 
+class EndedEnvironment:
+    """Fix 109: what the readers of an ended run use (GetExecutionHistory, DescribeMapRun and
+    ListMapRuns, a callback that comes too late, a second report of its end), and nothing else."""
+
+    def __init__(self, env: Any) -> None:
+        self.event_manager = env.event_manager
+        self.map_run_record_pool_manager = env.map_run_record_pool_manager
+        self.callback_pool_manager = env.callback_pool_manager
+        self._program_state = env.program_state()
+        setattr(self, _REPORTED, True)
+
+    def program_state(self) -> Any:
+        return self._program_state
+
+    def is_running(self) -> bool:
+        return False
+
+    def is_frame(self) -> bool:
+        return False
+
+
+class EndedRun:
+    """Fix 109: an ended execution's worker, slim."""
+
+    def __init__(self, worker: Any) -> None:
+        self.env = EndedEnvironment(worker.env)
+        self._execution_communication = worker._execution_communication
+
+    def stop(self, stop_date: Any, error: str | None, cause: str | None) -> None:
+        """An ended run has nothing to stop (StopExecution stops a RUNNING execution only)."""
+
+
 def _pack_a_final_history(execution: Any) -> None:
+    from moto.stepfunctions.parser.backend.test_state.execution import TestStateExecution
+
     if getattr(getattr(execution, "exec_status", None), "value", None) != "SUCCEEDED":
         return  # a FAILED, ABORTED or TIMED_OUT execution may be redriven: its history grows
     manager: Any = getattr(getattr(execution.exec_worker, "env", None), "event_manager", None)
@@ -165,6 +202,8 @@ def _pack_a_final_history(execution: Any) -> None:
         return
     with manager._mutex:
         manager._history_event_list = PackedHistory(events)
+    if not isinstance(execution, TestStateExecution):  # (TestState answers from its run's data)
+        execution.exec_worker = EndedRun(execution.exec_worker)
 
 
 # -- fix 68: an end at once ------------------------------------------------------------------------
