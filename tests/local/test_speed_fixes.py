@@ -1,11 +1,12 @@
-"""The speed fixes of issue 31 (56 to 66) change no behaviour: what they keep, checked without
-timing anything (the figures are `make bench`'s)."""
+"""The speed fixes (issue 31's 56 to 66, and those after) change no behaviour: what they keep,
+checked without timing anything (the figures are `make bench`'s)."""
 
 from __future__ import annotations
 
 import copy
 import datetime
 import json
+import logging
 import threading
 from typing import Any
 
@@ -382,3 +383,58 @@ def test_a_services_regions_are_botocores_own_read_once(local_cloud: LocalCloud)
     # Then each answer is botocore's, and no service's model was read more than once
     assert answers == expected
     assert all(loads.count(service) <= 1 for service in loads)
+
+
+PARALLEL_WITH_A_FAILING_BRANCH = json.dumps(
+    {
+        "StartAt": "Both",
+        "States": {
+            "Both": {
+                "Type": "Parallel",
+                "Branches": [
+                    {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}},
+                    {"StartAt": "Refuse", "States": {"Refuse": {"Type": "Fail", "Error": "No"}}},
+                ],
+                "Catch": [{"ErrorEquals": ["No"], "ResultPath": "$.error", "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        },
+    }
+)
+
+
+def test_a_component_is_written_as_text_only_for_a_logger_that_takes_it(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    # Given a Parallel whose second branch fails and is caught, parsed (which writes its parts as
+    # text, once per definition), and a count of the components written as text since (each a walk
+    # of its whole tree: fix 110)
+    from moto.stepfunctions.parser.asl.component.component import Component
+
+    machine = local_cloud.sfn.create_state_machine(
+        name="parallel-text", definition=PARALLEL_WITH_A_FAILING_BRANCH, roleArn=ROLE
+    )["stateMachineArn"]
+    local_cloud.run(machine, {"n": 0})
+    written: list[str] = []
+    as_text = Component.__str__
+
+    def counted(self: Any) -> str:
+        written.append(type(self).__name__)
+        return str(as_text(self))
+
+    monkeypatch.setattr(Component, "__str__", counted)
+
+    # When it runs again, with no logger taking moto's ERROR lines (the engine's own setting)
+    result = local_cloud.run(machine, {"n": 1})
+
+    # Then it ends as before, and no component was written as text
+    assert result.status == "SUCCEEDED"
+    assert result.output["error"]["Error"] == "No"
+    assert written == []
+
+    # And when a logger takes them, the failure's line still names its component
+    with caplog.at_level(logging.ERROR, logger="moto.stepfunctions.parser.asl.component.eval_component"):
+        assert local_cloud.run(machine, {"n": 2}).status == "SUCCEEDED"
+    assert any("Error=No" in record.getMessage() for record in caplog.records)
+    assert written

@@ -33,6 +33,9 @@ evaluation (how the interpreter evaluates)
       kept every ended thread, and what it held, for the life of the process).
   85. [speed] A workflow's JSON values are deep-copied by a walk that knows dicts and lists, not
       by ``copy.deepcopy``'s generic one.
+  110. [speed] A component's text (a walk of its whole tree) is written only when it is read: a
+       Parallel branch's thread is named without it, a failure's ERROR line only for a logger that
+       takes it.
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's

@@ -1,5 +1,5 @@
-"""How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps
-(fixes 59, 63, 65, 66, 84 and 85, speed: no behaviour changes).
+"""How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps,
+its logs (fixes 59, 63, 65, 66, 84, 85 and 110, speed: no behaviour changes).
 
 59. moto ran every program (the machine's, each Map iteration's, each Parallel branch's) in a
     thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A program without
@@ -23,6 +23,11 @@
     lists and scalars are now copied by a walk that knows them; anything else still goes through
     ``copy.deepcopy``. (A JSON value has no shared parts, so keeping them shared, as the memo did,
     never mattered.)
+110. moto writes a component as text by walking its attributes, the whole tree below it: a
+    Parallel named each branch's thread after its program's text, and every state that failed
+    wrote its own text into an ERROR log line, each time, whether or not a logger took the line
+    (the engine's take none). A branch's thread is named without it, and a failure's line is
+    written only for a logger that takes it.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from __future__ import annotations
 import copy
 import datetime
 import logging
+import sys
 import threading
 import types
 from collections.abc import Callable
@@ -183,6 +189,30 @@ _THREAD_KEEPERS = (  # every moto module that appends to TMP_THREADS, each with 
 )
 
 
+# -- fix 110: a component's text, written only when it is read --------------------------------------
+_EVAL_COMPONENT = f"{_COMPONENT_PACKAGE}.eval_component"
+
+
+def _formatted_by_its_class(_original: Callable[[Any, str], str]) -> Callable[[Any, str], str]:
+    """A program formatted into text (a Parallel branch's thread name is ``f"BranchWorker_${program}"``)
+    is named by its class; ``str()`` and ``repr()`` still walk it."""
+
+    def format_program(self: Any, spec: str) -> str:
+        return format(type(self).__name__, spec)
+
+    return format_program
+
+
+def _logged_when_taken(original: Callable[..., None]) -> Callable[..., None]:
+    logger = sys.modules[_EVAL_COMPONENT].LOG
+
+    def log(self: Any, **exception: Any) -> None:  # moto names the exception's parameter
+        if logger.isEnabledFor(logging.ERROR):
+            original(self, **exception)
+
+    return log
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
@@ -198,6 +228,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(66, _EVENT_MANAGER_MODULE, "iso_8601_datetime_with_milliseconds", _written_without_strftime),
     *(Patch(84, module, "TMP_THREADS", lambda _original: _live_threads) for module in _THREAD_KEEPERS),
     *(Patch(85, module, "copy", lambda _original: _JSON_COPIES) for module in _JSON_COPYING_MODULES),
+    Patch(110, f"{_COMPONENT_PACKAGE}.program.program:Program", "__format__", _formatted_by_its_class),
+    Patch(110, f"{_EVAL_COMPONENT}:EvalComponent", "_log_failure_event_exception", _logged_when_taken),
+    Patch(110, f"{_EVAL_COMPONENT}:EvalComponent", "_log_exception", _logged_when_taken),
 )
 
 
