@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import datetime
 import functools
@@ -389,6 +390,18 @@ class LocalCloud:
 
         table = dynamodb_backends[self.account][self.region].get_table(table_name)
         return [item.to_json()["Attributes"] for item in table.all_items()]
+
+    def restore_items(self, table_name: str, items: list[dict[str, Any]]) -> None:
+        """Make a table hold exactly ``items`` (as ``items`` reads them), written in process through
+        moto's DynamoDB, as DeleteItem and PutItem write (its streams see each write)."""
+        from moto.dynamodb.models import dynamodb_backends
+
+        backend = dynamodb_backends[self.account][self.region]
+        keys = [key["AttributeName"] for key in backend.get_table(table_name).schema]
+        for item in self.items(table_name):
+            backend.delete_item(table_name, {name: item[name] for name in keys})
+        for item in items:
+            backend.put_item(table_name, copy.deepcopy(item))
 
     def create_table(self, name: str, *, ttl_attribute: str = "expiration") -> str:
         """A records table in Powertools' schema (partition key ``id``, TTL on ``ttl_attribute``);

@@ -91,7 +91,7 @@ answers (the Step Functions API)
   21. [L19] Requests are checked against the API's ranges, lengths, enums and patterns, nested
       members included (ValidationException).
   45. [L35] DescribeStateMachine and DescribeStateMachineForExecution list each state's
-      ``variableReferences``, from moto's own analyser of the definition.
+      ``variableReferences``, from moto's own analyser of the definition (once per definition).
 
 definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefinition alike)
   28. [L23] One set of checks answers all three, as AWS words them: required fields, transitions to

@@ -340,13 +340,14 @@ def _described_state_machine(original: Callable[[Any, str], Any]) -> Callable[[A
             answer.result["revisionId"] = revision
         references = _variable_references(machine.definition)
         if references:
-            answer.result["variableReferences"] = references
+            answer.result["variableReferences"] = {state: list(names) for state, names in references}
         return answer
 
     return describe
 
 
-def _variable_references(definition: str) -> dict[str, list[str]]:
+@functools.lru_cache(maxsize=64)  # the analyser parses the whole definition: once per definition
+def _variable_references(definition: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each state's workflow variables, as moto's interpreter finds them in the definition (fix 45)."""
     from moto.stepfunctions.parser.asl.static_analyser.variable_references_static_analyser import (
         VariableReferencesStaticAnalyser,
@@ -355,9 +356,9 @@ def _variable_references(definition: str) -> dict[str, list[str]]:
     try:
         found = VariableReferencesStaticAnalyser.process_and_get(definition=definition)
     except Exception:  # a definition the analyser cannot read names no variables
-        return {}
+        return ()
     # Each state's names in alphabetical order, as every recording has them (moto's may vary).
-    return {state: sorted(names) for state, names in found.items()}
+    return tuple((state, tuple(sorted(names))) for state, names in found.items())
 
 
 def _logging(configuration: dict[str, Any] | None) -> dict[str, Any]:

@@ -552,14 +552,8 @@ class Director:
 
     def restore_tables(self) -> None:
         """Every schedule starts from the tables as they were when the exploration began."""
-        dynamodb = self.cloud.dynamodb
         for table, items in self._snapshot.items():
-            schema = dynamodb.describe_table(TableName=table)["Table"]["KeySchema"]
-            for item in self._scan(table):
-                key = {k["AttributeName"]: item[k["AttributeName"]] for k in schema}
-                dynamodb.delete_item(TableName=table, Key=key)
-            for item in items:
-                dynamodb.put_item(TableName=table, Item=item)
+            self.cloud.restore_items(table, items)
 
 
 def _leased(record: dict[str, Any]) -> bool:
