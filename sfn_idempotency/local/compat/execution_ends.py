@@ -19,8 +19,8 @@ condition, after moto has written the execution's status. Two waiters use it:
     can add to it (it is sealed, and only an unsuccessful execution is redriven), and its events as
     dicts were most of the memory an ended execution kept.
 109. [speed] So is its run: its worker is replaced by a slim record of what its readers use (the
-    history, map runs and callbacks, the final program state); its states' data, variables, locks
-    and evaluation details are let go.
+    history, map runs and callbacks); its states' data, variables, locks and evaluation details
+    are let go.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def _announced(original: Callable[[Any], None]) -> Callable[[Any], None]:
             original(self)
         finally:
             ends.announce(self.execution)
-            _pack_a_final_history(self.execution)
+            _pack_a_succeeded_run(self.execution)
             for listener in list(ends.listeners):
                 listener(self.execution)
 
@@ -167,16 +167,9 @@ class EndedEnvironment:
         self.event_manager = env.event_manager
         self.map_run_record_pool_manager = env.map_run_record_pool_manager
         self.callback_pool_manager = env.callback_pool_manager
-        self._program_state = env.program_state()
         setattr(self, _REPORTED, True)
 
-    def program_state(self) -> Any:
-        return self._program_state
-
     def is_running(self) -> bool:
-        return False
-
-    def is_frame(self) -> bool:
         return False
 
 
@@ -191,7 +184,7 @@ class EndedRun:
         """An ended run has nothing to stop (StopExecution stops a RUNNING execution only)."""
 
 
-def _pack_a_final_history(execution: Any) -> None:
+def _pack_a_succeeded_run(execution: Any) -> None:
     from moto.stepfunctions.parser.backend.test_state.execution import TestStateExecution
 
     if getattr(getattr(execution, "exec_status", None), "value", None) != "SUCCEEDED":
