@@ -225,10 +225,10 @@ def fresh_demo() -> Goal:
         machine = [line for line in warned if line.startswith(MACHINE_PIP_WARNING)]
         warnings = [line for line in warned if not line.startswith(MACHINE_PIP_WARNING)]
         # Packages only the [dev] extra brings (cfn-lint is not among them: moto[server], which
-        # `serve` runs on, requires it).
+        # `serve` runs on, requires it; nor hypothesis, which the [local] explorer draws with).
         dev_only = [
             name
-            for name in ("mkdocs", "selenium", "matplotlib", "mypy", "hypothesis", "aws_cdk", "ruff")
+            for name in ("mkdocs", "selenium", "matplotlib", "mypy", "aws_cdk", "ruff")
             if any((clone / ".venv-demo").glob(f"lib/python*/site-packages/{name}"))
         ]
         shutil.rmtree(clone, ignore_errors=True)
