@@ -438,3 +438,69 @@ def test_a_component_is_written_as_text_only_for_a_logger_that_takes_it(
         assert local_cloud.run(machine, {"n": 2}).status == "SUCCEEDED"
     assert any("Error=No" in record.getMessage() for record in caplog.records)
     assert written
+
+
+def test_an_executions_events_wait_for_no_other_executions_seal(local_cloud: LocalCloud):
+    # Given an execution's history (moto's event manager), and another execution's thread holding
+    # the one lock fix 68 shares among executions (it used to take it for every event of every
+    # execution, and Map iterations queued for it)
+    from moto.stepfunctions.parser.api import HistoryEventType
+    from moto.stepfunctions.parser.asl.eval.event.event_manager import EventHistoryContext, EventManager
+
+    from sfn_idempotency.local.compat import execution_ends
+
+    manager, context = EventManager(), EventHistoryContext.of_program_start()
+
+    def write(event_type: HistoryEventType) -> None:
+        manager.add_event(context=context, event_type=event_type)
+
+    with execution_ends._sealing:
+        # When this execution writes its events, its end among them
+        def write_its_events() -> None:
+            write(HistoryEventType.PassStateEntered)
+            write(HistoryEventType.ExecutionSucceeded)
+
+        writer = threading.Thread(target=write_its_events)
+        writer.start()
+        writer.join(JOIN_DEADLINE_SECONDS)
+        # Then it wrote them without waiting for the other execution
+        assert not writer.is_alive()
+    writer.join(JOIN_DEADLINE_SECONDS)
+
+    # And its end sealed its history: a second end and a late event are dropped, and counted
+    write(HistoryEventType.ExecutionFailed)
+    write(HistoryEventType.PassStateExited)
+    assert [event["type"] for event in manager.get_event_history()] == [
+        HistoryEventType.PassStateEntered,
+        HistoryEventType.ExecutionSucceeded,
+    ]
+    assert getattr(manager, execution_ends.DROPPED) == 2
+
+
+def test_moto_s_server_lists_its_modules_once_and_as_moto_lists_them(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given moto's own listing of its modules, read from its package folder (fix 111)
+    import os
+
+    from moto import backends
+
+    original = backends._sfn_local_original_list_of_moto_modules
+    expected = tuple(original())
+    backends.list_of_moto_modules()  # the first listing of this process (a request made it already)
+    listings: list[str] = []
+    real_listdir = os.listdir
+
+    def listdir(path: str) -> list[str]:
+        listings.append(path)
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listdir)
+
+    # When the server asks for every request, as its dispatcher does
+    answers = [tuple(backends.list_of_moto_modules()) for _ in range(3)]
+
+    # Then each answer is moto's own, and the folder was not listed again
+    assert answers == [expected] * 3
+    assert "stepfunctions" in expected
+    assert listings == []

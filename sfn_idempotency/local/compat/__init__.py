@@ -42,6 +42,8 @@ moto_core (moto's plumbing, under every service)
       global lock (moto took it, and searched its registry, at every look-up).
   81. [speed] ``moto.batch`` (and EC2 with it) loads at the first Batch request, not when the
       interpreter is imported.
+  111. [speed] moto's server lists its own modules once (it listed its package's folder, and
+       asked the file system about each entry, at every request).
   97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
       service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
 

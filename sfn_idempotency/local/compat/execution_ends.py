@@ -212,12 +212,17 @@ def _history_ends_at_its_end(original: Callable[..., int]) -> Callable[..., int]
     """An execution's history takes nothing after its first terminal event (its run's)."""
 
     def add_event(self: Any, context: Any, event_type: Any, *args: Any, **kwargs: Any) -> int:
-        with _sealing:
-            if getattr(self, _SEALED, False):  # dropped: the run had ended
-                setattr(self, DROPPED, getattr(self, DROPPED, 0) + 1)
-                return int(context.last_published_event_id or 0)
-            if getattr(event_type, "value", event_type) in _TERMINAL_EVENTS:  # an enum member
-                setattr(self, _SEALED, True)
+        # No lock on the way of every event (one lock for every execution's events made their
+        # threads queue for it): a terminal event seals with one atomic dict.setdefault, and
+        # only the first to seal writes.
+        fields = self.__dict__
+        if fields.get(_SEALED, False) or (
+            getattr(event_type, "value", event_type) in _TERMINAL_EVENTS  # an enum member
+            and fields.setdefault(_SEALED, seal := object()) is not seal
+        ):  # dropped: the run had ended
+            with _sealing:
+                fields[DROPPED] = fields.get(DROPPED, 0) + 1
+            return int(context.last_published_event_id or 0)
         return original(self, context, event_type, *args, **kwargs)
 
     return add_event
