@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 from sfn_idempotency.console import ConsoleSettings
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.backends import ServerBackend
-from sfn_idempotency.local.cloud import DEFAULT_REGION
+from sfn_idempotency.local.engine.backends import ServerBackend
+from sfn_idempotency.local.engine.cloud import DEFAULT_REGION
 from tests.console.conftest import Page, chromium
 from tests.servers import free_port
 

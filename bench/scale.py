@@ -27,7 +27,8 @@ from bench import peer, speed
 from bench.pricing import cost_per_million
 from bench.run import embedding_costs, path_costs
 from bench.speed import Goal
-from sfn_idempotency.local import LocalCloud, program_store
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.engine import program_store
 
 RESULTS_DIR = Path(__file__).parent / "results"
 REPOSITORY = Path(__file__).resolve().parent.parent

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from bench import peer
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
-from sfn_idempotency.local.backends import ServerBackend
+from sfn_idempotency.local.engine.backends import ServerBackend
 from sfn_idempotency.local.explorer import explore
 from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from tests.local.exactly_once import forms

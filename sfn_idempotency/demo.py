@@ -18,7 +18,7 @@ from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.outcomes import Outcome, Target
 
 if TYPE_CHECKING:
-    from sfn_idempotency.local.targets import LocalTarget
+    from sfn_idempotency.local.engine.targets import LocalTarget
 
 # Long enough for a duplicate to arrive while the first execution holds the claim, on AWS too.
 CONCURRENT_HOLD_SECONDS = 3
@@ -138,7 +138,7 @@ def unexpected(rows: list[Row]) -> list[str]:
 def embedded_target() -> Iterator[LocalTarget]:
     """The example workflow on a fresh embedded engine (needs the [local] extra)."""
     from sfn_idempotency.local import IdempotentService, LocalCloud
-    from sfn_idempotency.local.targets import LocalTarget
+    from sfn_idempotency.local.engine.targets import LocalTarget
 
     with LocalCloud() as cloud:
         yield LocalTarget(IdempotentService(cloud))

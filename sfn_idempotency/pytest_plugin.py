@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from sfn_idempotency.local.apps.cloud_assembly import DeployedAssembly, DeployedStack
+    from sfn_idempotency.local.apps.deployed import DeployedAssembly, DeployedStack
     from sfn_idempotency.testing import IdempotentService, LocalCloud
 
 _RETRY_WAIT_SCALE = "sfn_local_retry_wait_scale"

@@ -12,7 +12,7 @@ import tests.properties  # noqa: F401  (loads the hypothesis profile before any 
 # is run without make: CDK's jsii, asl-validator and the console's module tests find it first.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
-# Parsed state machine programs (sfn_idempotency.local.program_store) are kept where every worker,
+# Parsed state machine programs (sfn_idempotency.local.engine.program_store) are kept where every worker,
 # server and installed environment of the test sessions shares them, in the git-ignored build/.
 os.environ.setdefault("SFN_IDEMPOTENCY_CACHE_DIR", str(Path(__file__).parent.parent / "build" / "test-cache"))
 

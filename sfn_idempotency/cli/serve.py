@@ -36,9 +36,9 @@ from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESP
 if TYPE_CHECKING:
     from sfn_idempotency.console import ConsoleSettings
     from sfn_idempotency.local import LocalCloud
+    from sfn_idempotency.local.capabilities.mock_files import MockConfigSource
     from sfn_idempotency.local.http.request_guard import AccessPolicy
     from sfn_idempotency.local.http.server import LocalRestApi
-    from sfn_idempotency.local.mock_files import MockConfigSource
 
 
 def add_parser(commands: Any) -> None:
@@ -151,8 +151,8 @@ def add_parser(commands: Any) -> None:
 
 def run(arguments: argparse.Namespace) -> int:
     from sfn_idempotency.local import LocalCloud
-    from sfn_idempotency.local.backends import PortInUseError, ServerBackend
-    from sfn_idempotency.local.cloud import DEFAULT_REGION
+    from sfn_idempotency.local.engine.backends import PortInUseError, ServerBackend
+    from sfn_idempotency.local.engine.cloud import DEFAULT_REGION
 
     settings = settings_from(arguments)
     stop = threading.Event()
@@ -239,7 +239,7 @@ def _access_policy(arguments: argparse.Namespace) -> AccessPolicy:
 def _mock_config(path: str | None, stop: threading.Event) -> MockConfigSource | None:
     """serve's mock file: its state now, and each change after, one line on stderr. A bad or
     missing file does not stop serve: mocked starts are refused with its fault until it is mended."""
-    from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource, keep_reading
+    from sfn_idempotency.local.capabilities.mock_files import MockConfigError, MockConfigSource, keep_reading
 
     if not path:
         return None
@@ -308,7 +308,8 @@ def _serve_example(
 def _check_apps(arguments: argparse.Namespace) -> None:
     """What serve is to deploy can be read, and its options make sense, before anything starts."""
     from sfn_idempotency.local.apps import sam_templates
-    from sfn_idempotency.local.apps.cloud_assembly import CloudAssemblyError, read_assembly, select
+    from sfn_idempotency.local.apps.cloud_assembly import read_assembly, select
+    from sfn_idempotency.local.apps.deployed import CloudAssemblyError
 
     try:
         if arguments.cdk_out is not None:
@@ -327,15 +328,13 @@ def _serve_apps(cloud: LocalCloud, arguments: argparse.Namespace, stop: threadin
     """The user's cloud assembly and templates deployed, one line per skipped resource; deployed
     again on SIGHUP and, with --watch, whenever one changes. What the ready line says of them."""
     from sfn_idempotency.local.apps import sam_templates
-    from sfn_idempotency.local.apps.cloud_assembly import (
+    from sfn_idempotency.local.apps.cloud_assembly import fingerprint, keep_deploying, redeploy
+    from sfn_idempotency.local.apps.deployed import (
         CloudAssemblyError,
         DeployedAssembly,
         DeployedStack,
         DeploymentError,
         SkippedResourceWarning,
-        fingerprint,
-        keep_deploying,
-        redeploy,
     )
 
     directory: Path | None = arguments.cdk_out

@@ -5,7 +5,8 @@ from sfn_idempotency.extras import require_extra
 
 require_extra("local", "the local engine (sfn_idempotency.testing, serve, demo)")
 
-from sfn_idempotency.local.cloud import ExecutionResult, LocalCloud  # noqa: E402
-from sfn_idempotency.local.service import IdempotentService  # noqa: E402
+from sfn_idempotency.local.engine.cloud import LocalCloud  # noqa: E402
+from sfn_idempotency.local.engine.results import ExecutionResult  # noqa: E402
+from sfn_idempotency.local.engine.service import IdempotentService  # noqa: E402
 
 __all__ = ["ExecutionResult", "IdempotentService", "LocalCloud"]

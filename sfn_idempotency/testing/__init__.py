@@ -31,8 +31,7 @@ The pytest plugin (registered on install) provides the fixtures ``local_cloud``,
 """
 
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
-from sfn_idempotency.local.activities import ActivityWorker
-from sfn_idempotency.local.apps.cloud_assembly import (
+from sfn_idempotency.local.apps.deployed import (
     CloudAssemblyError,
     DeployedAssembly,
     DeployedStack,
@@ -40,9 +39,14 @@ from sfn_idempotency.local.apps.cloud_assembly import (
     SkippedResourceWarning,
 )
 from sfn_idempotency.local.apps.sam_templates import TemplateError
-from sfn_idempotency.local.clock import MovableClock
-from sfn_idempotency.local.cloud import EngineError, ExecutionResult, LocalCloud
+from sfn_idempotency.local.capabilities.activities import ActivityWorker
 from sfn_idempotency.local.compat import IncompatibleMotoError
+from sfn_idempotency.local.controls.clock import MovableClock
+from sfn_idempotency.local.controls.faults import FaultPlan
+from sfn_idempotency.local.engine.cloud import EngineError, LocalCloud
+from sfn_idempotency.local.engine.lambdas import LocalFunction, LocalLambdaContext
+from sfn_idempotency.local.engine.results import ExecutionResult
+from sfn_idempotency.local.engine.service import IdempotentService
 from sfn_idempotency.local.explorer import (
     DEFAULT_SCHEDULES,
     Counterexample,
@@ -55,12 +59,9 @@ from sfn_idempotency.local.explorer import (
     explore,
 )
 from sfn_idempotency.local.explorer import Target as ExplorationTarget
-from sfn_idempotency.local.faults import FaultPlan
-from sfn_idempotency.local.lambdas import LocalFunction, LocalLambdaContext
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
 from sfn_idempotency.local.runtimes.node_sdk import NodeSdkWarning
 from sfn_idempotency.local.runtimes.python import PythonVersionWarning
-from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 
 __all__ = [

@@ -12,9 +12,10 @@ from sfn_idempotency.console import ConsoleSettings
 from sfn_idempotency.demo import Row, run_scenarios
 from sfn_idempotency.inline_workflows import order_pipeline
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.local.backends import ServerBackend
-from sfn_idempotency.local.cloud import DEFAULT_REGION, ExecutionResult
-from sfn_idempotency.local.targets import LocalTarget
+from sfn_idempotency.local.engine.backends import ServerBackend
+from sfn_idempotency.local.engine.cloud import DEFAULT_REGION
+from sfn_idempotency.local.engine.results import ExecutionResult
+from sfn_idempotency.local.engine.targets import LocalTarget
 from tests.servers import free_port
 
 EXPRESS_ORDER = {"orderId": "o-2001", "amount": 12}

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from sfn_idempotency.local import LocalCloud, compat
-from sfn_idempotency.local.apps.cloud_assembly import DeployedStack, SkippedResourceWarning
+from sfn_idempotency.local.apps.deployed import DeployedStack, SkippedResourceWarning
 from tests.infra.conftest import REST_API_STACK
 
 DEADLINE_SECONDS = 30

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.local import LocalCloud, activities
-from sfn_idempotency.local.activities import ActivityWorker
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.capabilities import activities
+from sfn_idempotency.local.capabilities.activities import ActivityWorker
 
 ROLE = "arn:aws:iam::123456789012:role/activities"
 SHORT_POLL_SECONDS = 0.2

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedResourceWarning
+from sfn_idempotency.local.apps.deployed import DeploymentError, SkippedResourceWarning
 
 ASSET_HASH = "a1b2c3"
 DEFINITION_HASH = "d4e5f6"

@@ -21,7 +21,7 @@ from botocore.config import Config
 from sfn_idempotency.executions import wait_for_execution
 from sfn_idempotency.graph import mermaid
 from sfn_idempotency.lambdas.compute_key.computation import key_of
-from sfn_idempotency.local.backends import ServerBackend
+from sfn_idempotency.local.engine.backends import ServerBackend
 from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import example_settings
 from tests import REPOSITORY_ROOT

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.call_origins import calling_execution
-from sfn_idempotency.local.faults import FunctionFailure
+from sfn_idempotency.local.controls.call_origins import calling_execution
+from sfn_idempotency.local.controls.faults import FunctionFailure
 
 GATE_SECONDS = 20
 

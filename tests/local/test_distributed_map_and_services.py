@@ -14,7 +14,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.compat.distributed_map import THRESHOLD_EXCEEDED_CAUSE, batches
+from sfn_idempotency.local.capabilities.distributed_map import THRESHOLD_EXCEEDED_CAUSE, batches
 from sfn_idempotency.local.compat.services import string_to_sign
 from tests.local.conftest import GATE_TIMEOUT_SECONDS
 

@@ -341,7 +341,7 @@ def test_failed_executions_do_not_flood_the_log(local_cloud: LocalCloud, tmp_pat
 
 
 def test_only_one_cloud_runs_at_a_time(local_cloud: LocalCloud):
-    from sfn_idempotency.local.cloud import EngineError
+    from sfn_idempotency.local.engine.cloud import EngineError
 
     with pytest.raises(EngineError, match="already running"), LocalCloud():
         pass

@@ -1,6 +1,6 @@
 """Issue 42's start-up fixes change no behaviour: moto's heavy modules load when first needed (fix 81
 and the patches that wait for their module's import), and parsed programs are kept on disk
-(sfn_idempotency.local.program_store). What they keep is checked here; the seconds are `make bench`'s."""
+(sfn_idempotency.local.engine.program_store). What they keep is checked here; the seconds are `make bench`'s."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local import program_store
 from sfn_idempotency.local.compat import patching
 from sfn_idempotency.local.compat.patching import IncompatibleMotoError, Patch, apply, keep, missing
+from sfn_idempotency.local.engine import program_store
 
 SUBPROCESS_DEADLINE_SECONDS = 120
 HEAVY_MODULES = ("moto.batch.models", "moto.ec2", "moto.cloudformation.parsing", "moto.apigateway.models")

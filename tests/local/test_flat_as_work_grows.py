@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.local import LocalCloud, redrive
-from sfn_idempotency.local.cloud import EngineError
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.capabilities import redrive
 from sfn_idempotency.local.compat import execution_lookups
 from sfn_idempotency.local.compat.execution_ends import EndedRun, PackedHistory
+from sfn_idempotency.local.engine.cloud import EngineError
 
 ROLE = "arn:aws:iam::123456789012:role/flat"
 # An order fails when its "fail" is true: two statuses to filter on.

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local import LocalCloud, stepfunctions_jsonata
-from sfn_idempotency.local.cloud import ExecutionResult
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
+from sfn_idempotency.local.engine.results import ExecutionResult
 
 
 def run(

@@ -11,7 +11,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.local.cloud import EngineError
+from sfn_idempotency.local.engine.cloud import EngineError
 
 GROUP = "/my/app"
 STREAM = "s"

@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 
 from sfn_idempotency.inline_workflows import order_pipeline
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.local.mock_files import MockConfigError, MockConfigSource
+from sfn_idempotency.local.capabilities.mock_files import MockConfigError, MockConfigSource
 from tests.servers import read_ready_line, start_server
 
 ROLE = "arn:aws:iam::123456789012:role/mocked"

@@ -19,7 +19,7 @@ from aws_lambda_powertools.utilities.idempotency import (
 
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService
-from sfn_idempotency.local.lambdas import LocalLambdaContext
+from sfn_idempotency.local.engine.lambdas import LocalLambdaContext
 from sfn_idempotency.records import owner_execution
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS

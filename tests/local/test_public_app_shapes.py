@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.apps.cloud_assembly import DeploymentError, SkippedResourceWarning
+from sfn_idempotency.local.apps.deployed import DeploymentError, SkippedResourceWarning
 from sfn_idempotency.local.apps.sam_templates import TemplateError
 from sfn_idempotency.local.runtimes.python import PythonVersionWarning
 from tests.servers import free_port

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.apps.cloud_assembly import SkippedResourceWarning
+from sfn_idempotency.local.apps.deployed import SkippedResourceWarning
 from sfn_idempotency.local.apps.sam_templates import TemplateError, parameter_overrides
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
 from tests.local.test_sam_templates import APP, ORDER

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.apps.cloud_assembly import DeployedStack
+from sfn_idempotency.local.apps.deployed import DeployedStack
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
 
 APP = Path(__file__).resolve().parents[1] / "apps" / "sam_orders"

@@ -20,8 +20,8 @@ from botocore.exceptions import ClientError
 
 from sfn_idempotency.console import ConsoleSettings
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.local.backends import ServerBackend
-from sfn_idempotency.local.cloud import DEFAULT_REGION
+from sfn_idempotency.local.engine.backends import ServerBackend
+from sfn_idempotency.local.engine.cloud import DEFAULT_REGION
 from sfn_idempotency.local.http.request_guard import ALLOW_ORIGINS_VARIABLE
 from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
 

@@ -10,15 +10,9 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local.apps.cloud_assembly import (
-    CloudAssemblyError,
-    DeploymentError,
-    FileAsset,
-    needs,
-    plan,
-    read_assembly,
-    select,
-)
+from sfn_idempotency.local.apps.cloud_assembly import FileAsset, read_assembly, select
+from sfn_idempotency.local.apps.deployed import CloudAssemblyError, DeploymentError
+from sfn_idempotency.local.apps.deployment_plan import needs, plan
 
 
 def function(runtime: str = "python3.12", **properties: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ What a deployment does, in CDK's own order:
 1. bootstrap what the templates expect of ``cdk bootstrap``: the assets bucket and the SSM
    parameter holding the bootstrap version (the templates' ``BootstrapVersion`` parameter);
 2. publish the file assets (folders zipped, as the CDK CLI zips them) to their destinations;
-3. check each template for what the engine cannot run (see ``plan``), and say so, one line each;
+3. check each template for what the engine cannot run (``deployment_plan``), and say so, one line each;
 4. create each stack, or update it in place when it exists (its tables keep their items).
 
 Only the CloudFormation, S3 and SSM APIs are called, so it works in process and against ``serve``
@@ -21,20 +21,27 @@ import dataclasses
 import fnmatch
 import io
 import json
-import re
 import threading
 import warnings
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from botocore.parsers import ResponseParserError
 
-from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.apps import sam_templates
-from sfn_idempotency.local.apps.stand_ins import StoodIn, resolved, stood_in, wanted
+from sfn_idempotency.local.apps.deployed import (
+    CloudAssemblyError,
+    DeployedAssembly,
+    DeployedResource,
+    DeployedStack,
+    DeploymentError,
+    SkippedResourceWarning,
+)
+from sfn_idempotency.local.apps.deployment_plan import Plan, plan, stand_ins_of
+from sfn_idempotency.local.apps.stand_ins import StoodIn, stood_in
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, keep, missing
 
 MANIFEST = "manifest.json"
@@ -46,68 +53,6 @@ DEFAULT_BOOTSTRAP_PARAMETER = "/cdk-bootstrap/hnb659fds/version"
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 NO_UPDATES = "No updates are to be performed"
 ROLLED_BACK = "ROLLBACK_COMPLETE"
-
-# The resource types the engine deploys and runs. Python and Node.js Lambda functions run in the
-# engine's runtimes (sfn_idempotency.local.runtimes); a function of another runtime, or an image,
-# cannot run here. REST APIs are served on loopback (sfn_idempotency.local.http).
-DEPLOYED_TYPES = frozenset(
-    {
-        "AWS::ApiGateway::Account",
-        "AWS::ApiGateway::Deployment",
-        "AWS::ApiGateway::Method",
-        "AWS::ApiGateway::Resource",
-        "AWS::ApiGateway::RestApi",
-        "AWS::ApiGateway::Stage",
-        "AWS::CloudWatch::Alarm",
-        "AWS::CloudWatch::Dashboard",
-        "AWS::DynamoDB::Table",
-        "AWS::Events::Archive",
-        "AWS::Events::EventBus",
-        "AWS::Events::Rule",
-        "AWS::IAM::InstanceProfile",
-        "AWS::IAM::ManagedPolicy",
-        "AWS::IAM::Policy",
-        "AWS::IAM::Role",
-        "AWS::KMS::Alias",
-        "AWS::KMS::Key",
-        "AWS::Lambda::EventSourceMapping",
-        "AWS::Lambda::Function",
-        "AWS::Lambda::LayerVersion",
-        "AWS::Lambda::Permission",
-        "AWS::Lambda::Version",
-        "AWS::Logs::LogGroup",
-        "AWS::Logs::MetricFilter",
-        "AWS::Logs::ResourcePolicy",
-        "AWS::S3::Bucket",
-        "AWS::SNS::Topic",
-        "AWS::SQS::Queue",
-        "AWS::SQS::QueuePolicy",
-        "AWS::SSM::Parameter",
-        "AWS::StepFunctions::Activity",
-        "AWS::StepFunctions::StateMachine",
-    }
-)
-# Resources that only grant access: one about a resource the engine skips is skipped with it.
-PERMISSION_TYPES = frozenset(
-    {"AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::Lambda::Permission", "AWS::SQS::QueuePolicy"}
-)
-SAM_TYPE_PREFIX = "AWS::Serverless::"
-LAMBDA_FUNCTION = "AWS::Lambda::Function"
-OUTPUT = "Output"  # how a skipped output is named beside skipped resources
-# CDK's version reporting: nothing to create or run.
-METADATA_TYPES = frozenset({"AWS::CDK::Metadata"})
-
-
-class CloudAssemblyError(ValueError):
-    """The folder is not a cloud assembly, or names what it does not have."""
-
-
-class DeploymentError(RuntimeError):
-    """A stack could not be deployed; nothing of that stack is left behind."""
-
-
-class SkippedResourceWarning(UserWarning):
-    """A resource the engine cannot run was left out of a deployment."""
 
 
 # -- reading the assembly ---------------------------------------------------------------------
@@ -225,218 +170,6 @@ def select(stacks: Sequence[StackArtifact], patterns: Sequence[str]) -> list[Sta
     return [stack for stack in stacks if stack.artifact_id in wanted]
 
 
-# -- what the engine runs ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class SkippedResource:
-    logical_id: str
-    resource_type: str
-    reason: str
-
-    def line(self, stack_name: str) -> str:
-        return f"{stack_name}: skipped {self.logical_id} ({self.resource_type}): {self.reason}"
-
-
-@dataclass(frozen=True)
-class MockedOnly:
-    """A function the engine cannot run, deployed all the same because a mock file answers for it."""
-
-    logical_id: str
-    reason: str
-
-    def line(self, stack_name: str) -> str:
-        return (
-            f"{stack_name}: {self.logical_id} ({LAMBDA_FUNCTION}) deployed for the mock file ({self.reason}): "
-            f"a call the mock file does not answer fails with {runtimes.UNAVAILABLE}"
-        )
-
-
-@dataclass(frozen=True)
-class Plan:
-    """A template as the engine deploys it (``template``), what it leaves out (``skipped``), what
-    it stands in for on request (``stood_in``, sfn_idempotency.local.apps.stand_ins), and the
-    functions only a mock file answers for (``mocked_only``)."""
-
-    template: dict[str, Any]
-    skipped: tuple[SkippedResource, ...]
-    stood_in: tuple[StoodIn, ...] = ()
-    mocked_only: tuple[MockedOnly, ...] = ()
-
-
-def needs(resource: Mapping[str, Any]) -> set[str]:
-    """The logical ids a resource refers to: ``Ref``, ``Fn::GetAtt``, ``Fn::Sub`` and ``DependsOn``."""
-    return set(_references(resource.get("Properties", {}))) | _depends_on(resource)
-
-
-def _references(value: Any) -> Iterator[str]:
-    if isinstance(value, list):
-        for item in value:
-            yield from _references(item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if key == "Ref" and isinstance(item, str):
-                yield item
-            elif key == "Fn::GetAtt":
-                yield (item.split(".", 1)[0] if isinstance(item, str) else str(item[0]))
-            elif key == "Fn::Sub":
-                text, variables = (item, {}) if isinstance(item, str) else (item[0], item[1])
-                yield from _sub_references(text, variables)
-                yield from _references(variables)
-            else:
-                yield from _references(item)
-
-
-def _sub_references(text: str, variables: Mapping[str, Any]) -> Iterator[str]:
-    for name in re.findall(r"\$\{([^!}][^}]*)\}", text):
-        base = name.strip().split(".", 1)[0]
-        if base not in variables:
-            yield base
-
-
-def _cannot_run(resource: Mapping[str, Any]) -> str | None:
-    """Why the engine cannot run a resource, or None when it can."""
-    resource_type = str(resource.get("Type", ""))
-    properties = resource.get("Properties", {})
-    if resource_type.startswith(SAM_TYPE_PREFIX):
-        return f"an AWS SAM resource, which only the transform {sam_templates.SAM_TRANSFORM} turns into resources (give the template to serve --template)"
-    if resource_type.startswith("Custom::") or resource_type == "AWS::CloudFormation::CustomResource":
-        return "custom resources' providers are not run by the engine"
-    if resource_type == LAMBDA_FUNCTION:
-        return runtimes.refusal(properties.get("Runtime"), properties.get("PackageType"))
-    if resource_type not in DEPLOYED_TYPES:
-        return "the engine does not run this resource type"
-    return None
-
-
-def plan(
-    template: Mapping[str, Any],
-    stand_ins: Mapping[str, StoodIn] | None = None,
-    *,
-    mocked: bool = False,
-    stand_in_for: Callable[[str, str, str], StoodIn] | None = None,
-) -> Plan:
-    """What the engine deploys of ``template``. A resource it cannot run is skipped; so is a
-    policy or permission about a skipped resource. A resource that needs a skipped one is stood in
-    for by ``stand_in_for(logical_id, type, reason)`` (the rest of the app runs, and a call to it
-    fails as a call to a missing resource), or, without it, fails the deployment (DeploymentError,
-    naming both) before anything is created. Stand-ins asked for by name (``stand_ins``) are not
-    deployed either, and references to them resolve. With a mock file (``mocked``), a function of a
-    runtime the engine lacks is deployed: the file's test cases answer its calls."""
-    stand_ins = dict(stand_ins or {})
-    while True:
-        try:
-            return _plan(template, stand_ins, mocked)
-        except _NeedsSkipped as needs_skipped:
-            if stand_in_for is None:
-                raise DeploymentError(needs_skipped.message) from None
-            for needed in needs_skipped.needed:
-                stand_ins[needed.logical_id] = stand_in_for(
-                    needed.logical_id, needed.resource_type, needed.reason
-                )
-
-
-class _NeedsSkipped(Exception):
-    """Resources the deployment keeps need resources the engine cannot run (``needed``)."""
-
-    def __init__(self, message: str, needed: Sequence[SkippedResource]) -> None:
-        super().__init__(message)
-        self.message = message
-        self.needed = needed
-
-
-def _plan(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn], mocked: bool) -> Plan:
-    if stand_ins:
-        template = resolved({**template, "Resources": _without(template, stand_ins)}, stand_ins)
-    resources: dict[str, Any] = dict(template.get("Resources", {}))
-    skipped: dict[str, SkippedResource] = {}
-    mocked_only: list[MockedOnly] = []
-    for logical_id, resource in resources.items():
-        if resource.get("Type") in METADATA_TYPES:
-            continue
-        reason = _cannot_run(resource)
-        if reason is not None and mocked and resource.get("Type") == LAMBDA_FUNCTION:
-            mocked_only.append(MockedOnly(logical_id, reason))
-        elif reason is not None:
-            skipped[logical_id] = SkippedResource(logical_id, resource["Type"], reason)
-    changed = True
-    while changed:  # permissions about skipped resources go with them (each pass skips at least one)
-        changed = False
-        for logical_id, resource in resources.items():
-            if logical_id in skipped or resource.get("Type") not in PERMISSION_TYPES:
-                continue
-            about = sorted(needs(resource) & skipped.keys())
-            if about:
-                reason = f"it grants access to {about[0]}, which is skipped"
-                skipped[logical_id] = SkippedResource(logical_id, resource["Type"], reason)
-                changed = True
-    kept = {
-        logical_id: resource
-        for logical_id, resource in resources.items()
-        if logical_id not in skipped and resource.get("Type") not in METADATA_TYPES
-    }
-    first_message = ""
-    needed: dict[str, SkippedResource] = {}
-    for logical_id, resource in kept.items():
-        used = set(_references(resource.get("Properties", {}))) & skipped.keys()
-        ordered_after = _depends_on(resource) & skipped.keys()
-        blocking = sorted(
-            used | {name for name in ordered_after if skipped[name].resource_type not in PERMISSION_TYPES}
-        )
-        if blocking:
-            first = skipped[blocking[0]]
-            first_message = first_message or (
-                f"{logical_id} ({resource['Type']}) needs {first.logical_id} ({first.resource_type}), "
-                f"which the engine cannot deploy: {first.reason}"
-            )
-            needed.update((name, skipped[name]) for name in blocking)
-        elif ordered_after:  # only ordered after a skipped permission: the order goes with it
-            kept[logical_id] = {**resource, "DependsOn": sorted(_depends_on(resource) - ordered_after)}
-    if needed:
-        raise _NeedsSkipped(first_message, list(needed.values()))
-    outputs = {}
-    for name, output in template.get("Outputs", {}).items():
-        about = sorted(set(_references(output)) & skipped.keys())
-        if about:
-            skipped[name] = SkippedResource(name, OUTPUT, f"it refers to {about[0]}, which is skipped")
-        else:
-            outputs[name] = output
-    deployed = {**template, "Resources": kept, **({"Outputs": outputs} if "Outputs" in template else {})}
-    return Plan(
-        template=deployed,
-        skipped=tuple(skipped.values()),
-        stood_in=tuple(stand_ins.values()),
-        mocked_only=tuple(mocked_only),
-    )
-
-
-def _without(template: Mapping[str, Any], stand_ins: Mapping[str, StoodIn]) -> dict[str, Any]:
-    """The resources but the stand-ins; a DependsOn on one goes with it (it is there at once)."""
-    kept = {}
-    for logical_id, resource in template.get("Resources", {}).items():
-        if logical_id in stand_ins:
-            continue
-        order = _depends_on(resource) - stand_ins.keys()
-        if order != _depends_on(resource):
-            resource = {**resource, "DependsOn": sorted(order)}
-        kept[logical_id] = resource
-    return kept
-
-
-def stand_ins_of(
-    template: Mapping[str, Any], patterns: Sequence[str], stack_name: str, account: str, region: str
-) -> dict[str, StoodIn]:
-    """The resources of ``template`` that ``patterns`` (logical ids or types, globs) ask to stand in for."""
-    return {
-        logical_id: stood_in(logical_id, str(resource.get("Type", "")), stack_name, account, region)
-        for logical_id, resource in template.get("Resources", {}).items()
-        if patterns and wanted(patterns, logical_id, str(resource.get("Type", "")))
-    }
-
-
-def _depends_on(resource: Mapping[str, Any]) -> set[str]:
-    depends_on = resource.get("DependsOn", [])
-    return {depends_on} if isinstance(depends_on, str) else set(depends_on)
-
-
 # -- assets -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class FileAsset:
@@ -485,98 +218,6 @@ def _placeholders(text: str, account: str, region: str) -> str:
 
 
 # -- deployment -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class DeployedResource:
-    logical_id: str
-    resource_type: str
-    physical_id: str
-    arn: str | None
-    path: str | None  # the construct path (``aws:cdk:path``), e.g. ``MyStack/Orders/Table/Resource``
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "type": self.resource_type,
-            "physicalId": self.physical_id,
-            **({"arn": self.arn} if self.arn else {}),
-            **({"path": self.path} if self.path else {}),
-        }
-
-
-@dataclass(frozen=True)
-class DeployedStack:
-    """A stack as deployed: its resources by logical id, its outputs, and what was skipped or stood
-    in for."""
-
-    name: str
-    resources: Mapping[str, DeployedResource]
-    outputs: Mapping[str, str] = field(default_factory=dict)
-    skipped: tuple[SkippedResource, ...] = ()
-    updated: bool = False
-    stood_in: tuple[StoodIn, ...] = ()
-    # Where the engine serves the stack's REST APIs: by logical id (``<logical id>/<stage>`` when
-    # an API has several stages), the local counterpart of ``https://<id>.execute-api.../<stage>/``.
-    api_endpoints: Mapping[str, str] = field(default_factory=dict)
-
-    def resource(self, name: str) -> DeployedResource:
-        """By logical id, or by construct path below the stack (``Payments/Table``)."""
-        if name in self.resources:
-            return self.resources[name]
-        wanted = {f"{self.name}/{name}", f"{self.name}/{name}/Resource"}
-        found = [resource for resource in self.resources.values() if resource.path in wanted]
-        if len(found) != 1:
-            raise KeyError(f"{self.name} has no resource {name!r} (logical ids: {', '.join(self.resources)})")
-        return found[0]
-
-    def physical_id(self, name: str) -> str:
-        return self.resource(name).physical_id
-
-    def arn(self, name: str) -> str:
-        arn = self.resource(name).arn
-        if arn is None:
-            raise KeyError(f"{self.name}: {name} has no ARN")
-        return arn
-
-    def of_type(self, resource_type: str) -> list[DeployedResource]:
-        return [resource for resource in self.resources.values() if resource.resource_type == resource_type]
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "resources": {logical_id: resource.as_json() for logical_id, resource in self.resources.items()},
-            "outputs": dict(self.outputs),
-            **({"apiEndpoints": dict(self.api_endpoints)} if self.api_endpoints else {}),
-            "skipped": [
-                {"logicalId": s.logical_id, "type": s.resource_type, "reason": s.reason} for s in self.skipped
-            ],
-            **(
-                {
-                    "stoodIn": [
-                        {"logicalId": s.logical_id, "type": s.resource_type, "arn": s.arn}
-                        for s in self.stood_in
-                    ]
-                }
-                if self.stood_in
-                else {}
-            ),
-        }
-
-
-@dataclass(frozen=True)
-class DeployedAssembly:
-    """The stacks one deployment made or updated, in the order they were deployed."""
-
-    stacks: tuple[DeployedStack, ...]
-
-    def stack(self, name: str | None = None) -> DeployedStack:
-        """The stack of that name; without one, the only stack there is."""
-        found = [stack for stack in self.stacks if name is None or stack.name == name]
-        if len(found) != 1:
-            names = ", ".join(stack.name for stack in self.stacks)
-            wanted = f"stack {name!r}" if name else "exactly one stack"
-            raise KeyError(f"{wanted} not deployed (deployed: {names})")
-        return found[0]
-
-    def as_json(self) -> dict[str, Any]:
-        return {stack.name: stack.as_json() for stack in self.stacks}
 
 
 class AssemblyDeployer:

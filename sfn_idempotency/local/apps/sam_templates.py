@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sfn_idempotency.local.documents import YAMLError, parse_document
+from sfn_idempotency.local.apps.documents import YAMLError, parse_document
 
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
 TEMPLATE_NAMES = ("template.yaml", "template.yml", "template.json")

@@ -3,6 +3,11 @@ surface; one guarded table of every moto internal they touch (``PATCHES``), chec
 is patched. Each fix has a test in tests/local and names its row of the AWS fidelity ledger,
 docs/aws-fidelity.md (`[L7]` is `#l7` there; speed fixes change no behaviour).
 
+Four capabilities live in ``local/capabilities/`` and keep their fix numbers here: TestState, HTTP
+Tasks, versions and aliases, the Distributed Map. Their patches stay in this table because they wrap
+attributes other fixes wrap too (a Task's ``_from_error``, StartExecution, DescribeExecution), and
+only patches of one table compose, in its order.
+
 interpreter (moto's ASL interpreter)
   1. [speed] Task clients: one cached boto3 client per service and region, from a session that
      carries our call hooks (Lambda Invoke reaches our handlers, faults can be injected).
@@ -102,7 +107,7 @@ definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefi
       literal Timestamp that is not RFC 3339, a Task resource nobody integrates; then moto's
       parser. ValidateStateMachineDefinition answers ``result``, ``diagnostics`` and ``truncated``.
 
-test_state (the TestState API)
+test_state (the TestState API; a capability: ``local/capabilities/test_state.py``)
   29. [L24] TestState runs one state on moto's interpreter (moto's own TestState program) with the
       request's input, variables, context and mock, and answers output, error, cause, nextState,
       status (SUCCEEDED, FAILED, RETRIABLE, CAUGHT_ERROR) and inspectionData; ``stateName`` picks a
@@ -157,7 +162,7 @@ services (moto's S3 and SNS, for every caller)
   103. [L1] SQS SendMessage without a body is ``MissingParameter`` (moto failed in Python).
   104. [L1] An SNS Publish succeeds when a subscribed queue does not exist (moto failed the call).
 
-http_task (HTTP Tasks)
+http_task (HTTP Tasks; a capability: ``local/capabilities/http_task.py``)
   33. [L26] HTTP Tasks (http:invoke) call their endpoint with the connection's authorization and
       answer as AWS does; a status outside 2xx is States.Http.StatusCode.<code>, which a Retry or
       Catch may name; TestState at TRACE reports the raw request and response.
@@ -196,7 +201,7 @@ callbacks (activities, and Tasks that wait for a token)
   36. [L29] SendTaskFailure carries its cause (moto dropped it).
   37. [L28] A missing activity is named as AWS names it.
 
-versions (versions and aliases of a state machine)
+versions (versions and aliases of a state machine; a capability: ``local/capabilities/versions.py``)
   44. [L34] PublishStateMachineVersion, ListStateMachineVersions (newest first, paged) and
       DeleteStateMachineVersion (refused while an alias routes to the version); nothing changed
       since the latest version publishes none; executions of a version or of an alias (a version
@@ -213,7 +218,7 @@ redrive_fields (what every execution says about redrive)
       by ``redriveFilter``; the context object has ``Execution.RedriveCount`` (and ``RedriveTime``),
       but a synchronous Express execution's has neither (recorded).
 
-distributed_map (Distributed Map states)
+distributed_map (Distributed Map states; a capability: ``local/capabilities/distributed_map.py``)
   49. [L40] ``ItemBatcher`` (moto's grammar refused it): items, each selected first, are grouped
       into batches ``{"BatchInput": …, "Items": […]}`` within ``MaxItemsPerBatch`` and
       ``MaxInputBytesPerBatch``, evaluated (with their ``…Path`` forms and JSONata) by moto's own
@@ -285,13 +290,13 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from sfn_idempotency.local.capabilities import distributed_map, http_task, test_state, versions
 from sfn_idempotency.local.compat import (
     answers,
     apigateway,
     callbacks,
     cloudformation,
     definitions,
-    distributed_map,
     dynamodb,
     evaluation,
     events,
@@ -300,7 +305,6 @@ from sfn_idempotency.local.compat import (
     execution_lookups,
     express,
     history,
-    http_task,
     integrations,
     interpreter,
     json_paths,
@@ -310,8 +314,6 @@ from sfn_idempotency.local.compat import (
     redrive_fields,
     service_tasks,
     services,
-    test_state,
-    versions,
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES

@@ -100,7 +100,7 @@ def _index_of(machine: Any) -> _Index:
 @contextmanager
 def pruning(machine: Any) -> Iterator[None]:
     """Hold the machine's index while executions are removed from its list, then drop it
-    (sfn_idempotency.local.retention)."""
+    (sfn_idempotency.local.capabilities.retention)."""
     index: _Index | None = machine.__dict__.get(_ATTRIBUTE)
     with index.lock if index is not None else nullcontext():
         yield

@@ -23,10 +23,10 @@ import botocore.session
 from botocore import xform_name
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
-from sfn_idempotency.local.calls import PARAMS_KEY
 from sfn_idempotency.local.compat import json_paths
 from sfn_idempotency.local.compat.answers import epoch_ms
 from sfn_idempotency.local.compat.patching import Patch, keep
+from sfn_idempotency.local.controls.calls import PARAMS_KEY
 
 _SERVICE_PACKAGE = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service"
 _SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"

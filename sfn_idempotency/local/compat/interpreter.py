@@ -19,10 +19,10 @@ from botocore import UNSIGNED
 from botocore.client import BaseClient
 from botocore.config import Config
 
-from sfn_idempotency.local import program_store
-from sfn_idempotency.local.calls import CallInterceptor
 from sfn_idempotency.local.compat import integrations
 from sfn_idempotency.local.compat.patching import Patch, add, keep
+from sfn_idempotency.local.controls.calls import CallInterceptor
+from sfn_idempotency.local.engine import program_store
 
 BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"

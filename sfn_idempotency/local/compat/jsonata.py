@@ -10,7 +10,7 @@ from typing import Any
 
 from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
 
-from sfn_idempotency.local import stepfunctions_jsonata
+from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
 from sfn_idempotency.local.compat.patching import Patch, keep
 
 _JSONATA_MODULE = "moto.stepfunctions.parser.asl.jsonata.jsonata"

@@ -14,7 +14,7 @@ from typing import Any
 
 from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.compat.patching import Patch
-from sfn_idempotency.local.lambdas import function_name_of, qualifier_of
+from sfn_idempotency.local.engine.lambdas import function_name_of, qualifier_of
 from sfn_idempotency.local.runtimes import NODE_PREFIX, UNAVAILABLE, code_folders, node, python, refusal
 from sfn_idempotency.local.runtimes.outcome import Outcome
 

@@ -4,7 +4,7 @@ AWS's answers carry an execution's redrive fields: DescribeExecution's ``redrive
 ``redriveStatus`` (with ``redriveStatusReason`` when not redrivable) and ``redriveDate``;
 ListExecutions' ``redriveCount`` (and ``redriveDate``) per item and its ``redriveFilter``; the
 context object's ``$$.Execution.RedriveCount`` (and ``RedriveTime``). moto had none of them. The
-RedriveExecution operation itself is a capability of the engine (``sfn_idempotency.local.redrive``),
+RedriveExecution operation itself is a capability of the engine (``sfn_idempotency.local.capabilities.redrive``),
 which records a redrive on the execution under the names below.
 """
 

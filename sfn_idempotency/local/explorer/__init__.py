@@ -23,7 +23,8 @@ from hypothesis import seed as with_seed
 from hypothesis.errors import Flaky
 from hypothesis.strategies import SearchStrategy
 
-from sfn_idempotency.local import compat, task_deadlines
+from sfn_idempotency.local import compat
+from sfn_idempotency.local.controls import task_deadlines
 from sfn_idempotency.local.explorer import invariants
 from sfn_idempotency.local.explorer.director import Director, ExplorerError
 from sfn_idempotency.local.explorer.outcome import ScheduleOutcome

@@ -14,15 +14,15 @@ from typing import Any, cast
 import jmespath
 from jsonpath_ng.ext.parser import parse as jsonpath_parse
 
-from sfn_idempotency.local.apps.cloud_assembly import CloudAssemblyError, DeployedStack, DeploymentError
+from sfn_idempotency.local.apps.deployed import CloudAssemblyError, DeployedStack, DeploymentError
 from sfn_idempotency.local.apps.sam_templates import TemplateError
-from sfn_idempotency.local.cloud import EngineError, LocalCloud
+from sfn_idempotency.local.engine.cloud import EngineError, LocalCloud
+from sfn_idempotency.local.engine.lambdas import cold_start
+from sfn_idempotency.local.engine.service import IdempotentService
 from sfn_idempotency.local.explorer import DEFAULT_MAX_STEPS, DEFAULT_SCHEDULES, explore
 from sfn_idempotency.local.explorer.report import Report
 from sfn_idempotency.local.explorer.surface import states_of
 from sfn_idempotency.local.explorer.target import EventBridgeDelivery, Invariant, Target, TargetError
-from sfn_idempotency.local.lambdas import cold_start
-from sfn_idempotency.local.service import IdempotentService
 from sfn_idempotency.settings import example_settings
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 

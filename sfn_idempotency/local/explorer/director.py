@@ -14,12 +14,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.executions import entered_states
-from sfn_idempotency.local import call_origins, compat, task_deadlines
+from sfn_idempotency.local import compat
+from sfn_idempotency.local.controls import call_origins, task_deadlines
+from sfn_idempotency.local.controls.faults import Pause
 from sfn_idempotency.local.explorer.outcome import ExecutionTrace, Moment, ScheduleOutcome
 from sfn_idempotency.local.explorer.runs import CallObserver, RunContext, Subject
 from sfn_idempotency.local.explorer.schedules import DYNAMODB_FAULTS, Schedule, Step
 from sfn_idempotency.local.explorer.target import Target
-from sfn_idempotency.local.faults import Pause
 from sfn_idempotency.records import plain
 
 STEP_DEADLINE_SECONDS = 30.0  # a step that does not settle in this long is the engine's failure

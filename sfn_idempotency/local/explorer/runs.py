@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sfn_idempotency.local import call_origins
-from sfn_idempotency.local.calls import Reply
+from sfn_idempotency.local.controls import call_origins
+from sfn_idempotency.local.controls.calls import Reply
+from sfn_idempotency.local.controls.faults import FunctionFailure
 from sfn_idempotency.local.explorer.schedules import FUNCTION_FAULTS, Fault
-from sfn_idempotency.local.faults import FunctionFailure
 
 GATE_DEADLINE_SECONDS = 60.0  # a gate the schedule never opened lets its call go on
 HTTP_ERRORS_FROM = 300

@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from sfn_idempotency.local.engine.lambdas import function_name_of
 from sfn_idempotency.local.explorer.schedules import Surface
 from sfn_idempotency.local.explorer.target import Target
-from sfn_idempotency.local.lambdas import function_name_of
 
 _LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 # The states an execution is held before: every moment between two of them is "before the next one"

@@ -13,9 +13,9 @@ import jmespath
 from sfn_idempotency.wrap import IDEMPOTENCY_ERRORS, OTHER_STATES_ERRORS, RENAMED_STATES_ERRORS
 
 if TYPE_CHECKING:
-    from sfn_idempotency.local.cloud import LocalCloud
+    from sfn_idempotency.local.engine.cloud import LocalCloud
+    from sfn_idempotency.local.engine.service import IdempotentService
     from sfn_idempotency.local.explorer.outcome import ScheduleOutcome
-    from sfn_idempotency.local.service import IdempotentService
 
 # The errors a client may retry safely, as the flow names them (DESIGN.md, "Error names").
 # Powertools' expiry attribute, the records table's TTL (IdempotencyTable's and LocalCloud.create_table's).

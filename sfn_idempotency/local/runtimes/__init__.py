@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sfn_idempotency.local.faults import FaultPlan
+    from sfn_idempotency.local.controls.faults import FaultPlan
 
 PYTHON_PREFIX = "python"
 NODE_PREFIX = "nodejs"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.local import runtimes
-from sfn_idempotency.local.lambdas import (
+from sfn_idempotency.local.engine.lambdas import (
     Handler,
     HandlerNotFoundError,
     LocalLambdaContext,

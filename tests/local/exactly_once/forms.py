@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.local.engine.service import INLINE_STEP, inline_machine
 from sfn_idempotency.local.explorer import EventBridgeDelivery, Target
-from sfn_idempotency.local.service import INLINE_STEP, inline_machine
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 from sfn_idempotency.wrap import wrap_state
 

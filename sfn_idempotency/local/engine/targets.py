@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sfn_idempotency.local.service import IdempotentService
+from sfn_idempotency.local.engine.service import IdempotentService
 from sfn_idempotency.outcomes import Outcome
 
 

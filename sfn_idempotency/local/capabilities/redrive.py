@@ -41,7 +41,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sfn_idempotency.local import state_entry
 from sfn_idempotency.local.compat.execution_ends import continued_history
 from sfn_idempotency.local.compat.express import refuse_an_express_execution
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
@@ -52,6 +51,7 @@ from sfn_idempotency.local.compat.redrive_fields import (
     redrive_count,
     redrive_date,
 )
+from sfn_idempotency.local.controls import state_entry
 
 _RESPONSES = "moto.stepfunctions.responses:StepFunctionResponse"
 _ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment:Environment"

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import io
 import json
+import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,3 +90,23 @@ def _as_botocore_response(reply: Reply) -> tuple[AWSResponse, dict[str, Any]]:
         url="local://sfn-idempotency", status_code=reply.status_code, headers=reply.headers, raw=None
     )
     return http, {**reply.body, "ResponseMetadata": metadata}
+
+
+class CallCounter:
+    """Counts every AWS call the interpreter makes, by (service, operation)."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()  # executions call from their own threads
+
+    def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
+        with self._lock:
+            self.calls[service, operation] += 1
+        return None
+
+    def snapshot(self) -> Counter[tuple[str, str]]:
+        with self._lock:
+            return Counter(self.calls)
+
+    def count(self, service: str, operation: str | None = None) -> int:
+        return sum(n for (s, o), n in self.snapshot().items() if s == service and operation in (None, o))

@@ -22,8 +22,8 @@ from typing import Any
 from moto.stepfunctions.parser.api import InvalidDefinition, ValidationException
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
+from sfn_idempotency.local.capabilities.http_task import forget_secrets_of, reveal_secrets_in
 from sfn_idempotency.local.compat.definitions import STATE_TYPES, unknown_state_type
-from sfn_idempotency.local.compat.http_task import forget_secrets_of, reveal_secrets_in
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _RESPONSE_CLASS = "moto.stepfunctions.responses:StepFunctionResponse"
@@ -668,7 +668,7 @@ def _map_item_stages(request: Request, inspection: dict[str, Any]) -> dict[str, 
 
 def _number(value: Any, state_input: Any) -> int | float | None:
     """A Map's number field: a number, or a JSONata expression of the state's input."""
-    from sfn_idempotency.local import stepfunctions_jsonata
+    from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
 
     if isinstance(value, str) and value.startswith("{%") and value.endswith("%}"):
         states = json.dumps({"input": state_input})

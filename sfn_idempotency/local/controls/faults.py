@@ -13,7 +13,7 @@ import boto3
 from botocore import xform_name
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.local.calls import Reply
+from sfn_idempotency.local.controls.calls import Reply
 
 
 def _call_numbers(calls: int | Iterable[int] | None) -> frozenset[int] | None:

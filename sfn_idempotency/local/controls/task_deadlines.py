@@ -13,10 +13,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from sfn_idempotency.local import state_entry
-from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.compat.evaluation import task_runs_in_place
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
+from sfn_idempotency.local.controls import state_entry
+from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
 
 _EXECUTE_STATE_MODULE = "moto.stepfunctions.parser.asl.component.state.exec.execute_state"
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import dataclasses
 import datetime
 import functools
 import json
@@ -12,52 +10,37 @@ import logging
 import threading
 import time
 import warnings
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
 import boto3
 from botocore.config import Config
-from botocore.exceptions import ClientError
 
 from sfn_idempotency import definitions
-from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states, lambda_invocations
+from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
-from sfn_idempotency.local import (
-    activities,
-    call_origins,
-    compat,
-    mock_files,
-    redrive,
-    retention,
-    runtimes,
-    state_entry,
-    task_deadlines,
-)
+from sfn_idempotency.local import compat, runtimes
 from sfn_idempotency.local.apps import sam_templates
-from sfn_idempotency.local.apps.cloud_assembly import (
-    AssemblyDeployer,
-    DeployedAssembly,
-    DeployedStack,
-    SkippedResourceWarning,
-)
-from sfn_idempotency.local.backends import Backend, InProcessBackend
-from sfn_idempotency.local.calls import Reply
-from sfn_idempotency.local.clock import MILLISECONDS_PER_SECOND, MovableClock
+from sfn_idempotency.local.apps.cloud_assembly import AssemblyDeployer
+from sfn_idempotency.local.apps.deployed import DeployedAssembly, DeployedStack, SkippedResourceWarning
+from sfn_idempotency.local.capabilities import activities, mock_files, redrive, retention
+from sfn_idempotency.local.capabilities.mock_files import MockConfigInput, MockConfigSource
 from sfn_idempotency.local.compat.express import express_execution, is_express_execution
 from sfn_idempotency.local.compat.service_tasks import GatewayAnswer, GatewayRequest
-from sfn_idempotency.local.faults import FaultPlan
-from sfn_idempotency.local.http.integrations import HttpRequest
-from sfn_idempotency.local.http.integrations import answer as http_answer
+from sfn_idempotency.local.controls import call_origins, state_entry, task_deadlines
+from sfn_idempotency.local.controls.calls import CallCounter
+from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
+from sfn_idempotency.local.controls.faults import FaultPlan
+from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
+from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
+from sfn_idempotency.local.engine.results import ExecutionResult, ended_result, history_of
 from sfn_idempotency.local.http.request_guard import AccessPolicy
-from sfn_idempotency.local.http.rest_apis import REST_API_TYPE, stages_of
-from sfn_idempotency.local.http.server import RestApiServers, stage_urls
-from sfn_idempotency.local.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
-from sfn_idempotency.local.mock_files import MockConfigInput, MockConfigSource
+from sfn_idempotency.local.http.served_apis import IntegrationServices, ServedApis
+from sfn_idempotency.local.http.server import stage_urls
 from sfn_idempotency.local.observability import metric_filters, task_failures
+from sfn_idempotency.local.observability.log_groups import logging_to_own_group, own_log_group
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.metrics import IdempotentSteps
@@ -66,7 +49,6 @@ from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
 LOG = logging.getLogger(__name__)
 DEFAULT_REGION = "us-east-1"
-EXPRESS_LOG_GROUP_PREFIX = "/aws/vendedlogs/states/"
 MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.002
@@ -94,112 +76,8 @@ class EngineError(RuntimeError):
     """The local engine was used wrongly (for example, two clouds at once)."""
 
 
-@dataclass(frozen=True)
-class ExecutionResult:
-    """One execution as it ended: ``status`` (``SUCCEEDED``, ``FAILED``...), ``output_json`` (the
-    output as JSON text, or None) and ``output`` (parsed), ``error`` and ``cause``, its ``history``
-    events, and ``states``, the states it entered in order."""
-
-    arn: str
-    status: str
-    output_json: str | None
-    error: str | None
-    cause: str | None
-    history: tuple[dict[str, Any], ...]
-
-    @classmethod
-    def of(cls, answer: dict[str, Any], history: tuple[dict[str, Any], ...]) -> ExecutionResult:
-        """From a DescribeExecution or StartSyncExecution answer (the same fields) and its history."""
-        return cls(
-            arn=answer["executionArn"],
-            status=answer["status"],
-            output_json=answer.get("output"),
-            error=answer.get("error"),
-            cause=answer.get("cause"),
-            history=history,
-        )
-
-    @property
-    def output(self) -> Any:
-        return None if self.output_json is None else json.loads(self.output_json)
-
-    @property
-    def states(self) -> list[str]:
-        """The states entered, in order: the path the execution took."""
-        return entered_states(self.history)
-
-    def lambda_invocations(self, function_arn: str) -> int:
-        """How many times this execution scheduled the function (retries included)."""
-        return lambda_invocations(self.history, function_arn)
-
-
-def _ended(execution: Any) -> ExecutionResult:
-    """An ended execution as the engine holds it, read in process: what DescribeExecution and
-    GetExecutionHistory answer, without their serializer (compat fix 56's companion: a waiter
-    pays no HTTP encoding for what it already has)."""
-    status = getattr(execution.exec_status, "value", execution.exec_status)
-    return ExecutionResult(
-        arn=execution.exec_arn,
-        status=str(status),
-        output_json=execution.output if status == "SUCCEEDED" else None,
-        error=execution.error,
-        cause=execution.cause,
-        history=history_of(execution),
-    )
-
-
-def history_of(execution: Any) -> tuple[dict[str, Any], ...]:
-    """An execution's events so far, as GetExecutionHistory answers them through an SDK: moto holds
-    each ``timestamp`` as ISO 8601 text (the SDK parses it to a datetime) and may hold members
-    that are None (the API's answer leaves them out)."""
-    return tuple(_as_answered(event) for event in _events(execution))
-
-
-def _events(execution: Any) -> list[dict[str, Any]]:
-    """The events moto holds, as they are: ``_as_answered`` copies each, so moto's own deep copy of
-    the whole history (``to_history_output``) is not paid twice."""
-    env = getattr(execution.exec_worker, "env", None)
-    manager: Any = getattr(env, "event_manager", None)
-    events = getattr(manager, "_history_event_list", None)
-    if manager is None or events is None:
-        return list(execution.to_history_output()["events"])
-    with manager._mutex:
-        return list(events)
-
-
-def _as_answered(value: Any) -> Any:
-    if isinstance(value, dict):
-        answered = {name: _as_answered(member) for name, member in value.items() if member is not None}
-        if isinstance(answered.get("timestamp"), str):
-            answered["timestamp"] = datetime.datetime.fromisoformat(answered["timestamp"])
-        return answered
-    if isinstance(value, list):
-        return [_as_answered(item) for item in value]
-    return value
-
-
 def _without_metadata(answer: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in answer.items() if name != "ResponseMetadata"}
-
-
-class CallCounter:
-    """Counts every AWS call the interpreter makes, by (service, operation)."""
-
-    def __init__(self) -> None:
-        self.calls: Counter[tuple[str, str]] = Counter()
-        self._lock = threading.Lock()  # executions call from their own threads
-
-    def hook(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
-        with self._lock:
-            self.calls[service, operation] += 1
-        return None
-
-    def snapshot(self) -> Counter[tuple[str, str]]:
-        with self._lock:
-            return Counter(self.calls)
-
-    def count(self, service: str, operation: str | None = None) -> int:
-        return sum(n for (s, o), n in self.snapshot().items() if s == service and operation in (None, o))
 
 
 class LocalCloud:
@@ -221,10 +99,10 @@ class LocalCloud:
         its content as a dict, for executions started as ``<stateMachineArn>#<TestCase>``.
         ``api_port``: the port of the first REST API stage a deployed stack serves (each next one
         takes the port after); 0, any free port. ``task_timeouts_on_clock``: moving ``clock`` past a
-        running Task's ``TimeoutSeconds`` times it out at once (sfn_idempotency.local.task_deadlines);
+        running Task's ``TimeoutSeconds`` times it out at once (sfn_idempotency.local.controls.task_deadlines);
         off, a Task times out in real time only, and a test may hold a step past its lease.
         ``retain_executions``: keep at most this many ended executions, the oldest forgotten first
-        (sfn_idempotency.local.retention); None keeps every one, as AWS keeps them for 90 days."""
+        (sfn_idempotency.local.capabilities.retention); None keeps every one, as AWS keeps them for 90 days."""
         compat.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region = region
         self.account = MOTO_ACCOUNT
@@ -243,7 +121,7 @@ class LocalCloud:
         self._log_levels: dict[str, int] = {}
         self._inline_substitutions: dict[str, str] | None = None
         self._sfn_unprefixed: Any = None
-        self._rest_apis: RestApiServers | None = None
+        self._rest_apis: ServedApis | None = None
         self._own_clients: dict[str, Any] = {}
         self._own_clients_lock = threading.Lock()
         self.mock_config = (
@@ -457,12 +335,16 @@ class LocalCloud:
         (``/aws/vendedlogs/states/<name>``, level ALL; read them with :meth:`outcome_counts`)."""
         definition = definitions.render(asl, substitutions)
         logging_configuration: dict[str, Any] = {}
-        if workflow_type == "EXPRESS":
-            logging_configuration = self._express_logging(name)
-        elif metrics is not None:
-            logging_configuration = self._metrics_logging(name)
+        if workflow_type == "EXPRESS" or metrics is not None:
+            logging_configuration = logging_to_own_group(
+                self._own_client("logs"),
+                name,
+                self.region,
+                self.account,
+                include_execution_data=workflow_type == "EXPRESS",
+            )
         if metrics is not None:
-            put_metric_filters(self._own_client("logs"), f"{EXPRESS_LOG_GROUP_PREFIX}{name}", metrics)
+            put_metric_filters(self._own_client("logs"), own_log_group(name), metrics)
         response = self.sfn.create_state_machine(
             name=name,
             definition=definition,
@@ -471,29 +353,6 @@ class LocalCloud:
             **logging_configuration,
         )
         return str(response["stateMachineArn"])
-
-    def _express_logging(self, name: str) -> dict[str, Any]:
-        """Express executions have no history API: they log every event, with their data, to a log
-        group of their own (compat fix 30), where the console reads them as AWS's console does."""
-        return self._logging_to_own_group(name, include_execution_data=True)
-
-    def _metrics_logging(self, name: str) -> dict[str, Any]:
-        """What the metric filters read: every event, without execution data, as the constructs log."""
-        return self._logging_to_own_group(name, include_execution_data=False)
-
-    def _logging_to_own_group(self, name: str, *, include_execution_data: bool) -> dict[str, Any]:
-        group = f"{EXPRESS_LOG_GROUP_PREFIX}{name}"
-        logs = self._own_client("logs")
-        with contextlib.suppress(logs.exceptions.ResourceAlreadyExistsException):
-            logs.create_log_group(logGroupName=group)
-        group_arn = f"arn:aws:logs:{self.region}:{self.account}:log-group:{group}:*"
-        return {
-            "loggingConfiguration": {
-                "level": "ALL",
-                "includeExecutionData": include_execution_data,
-                "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
-            }
-        }
 
     def outcome_counts(self, workflow: str, key_prefix: str) -> dict[str, int]:
         """Each outcome's count (sfn_idempotency.metrics.OUTCOMES) of one idempotent step of a
@@ -513,7 +372,7 @@ class LocalCloud:
             self.client, self.account, self.region, mocked=self.mock_config is not None
         )
         deployed = deployer.deploy(Path(directory), stacks, stand_in)
-        return DeployedAssembly(tuple(self._served_apis(stack) for stack in deployed.stacks))
+        return DeployedAssembly(tuple(self._served_apis().of_stack(stack) for stack in deployed.stacks))
 
     def deploy_template(
         self,
@@ -545,49 +404,24 @@ class LocalCloud:
         )
         stack_plan = deployer.plan(name, template, stand_in)  # every refusal before any change
         sam_templates.publish(self.client("s3"), bucket, packaged.artifacts)
-        return self._served_apis(deployer.deploy_stack(name, stack_plan, parameters=values))
-
-    def _served_apis(self, stack: DeployedStack) -> DeployedStack:
-        """The stack with its REST APIs served on loopback (sfn_idempotency.local.http)."""
-        apis = stack.of_type(REST_API_TYPE)
-        if not apis:
-            return stack
-        served, unserved = self._rest_api_servers().serve(api.physical_id for api in apis)
-        for line in unserved:
-            warnings.warn(f"{stack.name}: not served: {line}", SkippedResourceWarning, stacklevel=3)
-        endpoints = {}
-        for api in apis:
-            stages = stage_urls(served, api.physical_id)
-            for stage, url in stages.items():
-                endpoints[api.logical_id if len(stages) == 1 else f"{api.logical_id}/{stage}"] = url
-        return dataclasses.replace(stack, api_endpoints=endpoints)
+        return self._served_apis().of_stack(deployer.deploy_stack(name, stack_plan, parameters=values))
 
     def serve_rest_api(self, rest_api_id: str) -> dict[str, str]:
         """Serve a REST API made through the API Gateway API (a stack's are served as it deploys):
         each stage's local base URL by stage name, ``http://127.0.0.1:<port>/<stage>/``. Call it
         again after a change; a method the engine cannot run warns with a SkippedResourceWarning."""
-        served, unserved = self._rest_api_servers().serve([rest_api_id])
+        served, unserved = self._served_apis().serve([rest_api_id])
         for line in unserved:
             warnings.warn(f"not served: {line}", SkippedResourceWarning, stacklevel=2)
         return stage_urls(served, rest_api_id)
 
     def _answer_api_invocation(self, request: GatewayRequest) -> GatewayAnswer | None:
-        """An apigateway:invoke Task's request (compat fix 93), answered as ``serve`` answers it
-        at the stage it names; None when the API or the stage does not exist."""
-        try:
-            stages = stages_of(self._own_client("apigateway"), request.rest_api_id)
-        except ClientError:
-            return None
-        stage = next((stage for stage in stages if stage.name == request.stage), None)
-        if stage is None:
-            return None
-        http_request = HttpRequest(request.verb, request.path, request.query, request.headers, request.body)
-        reply = http_answer(stage, http_request, self.integration_services, self.account, self.region)
-        return reply.status, reply.headers, reply.body
+        """An apigateway:invoke Task's request (compat fix 93), answered as ``serve`` answers it."""
+        return self._served_apis().answer_invocation(request, self._own_client("apigateway"))
 
-    def _rest_api_servers(self) -> RestApiServers:
+    def _served_apis(self) -> ServedApis:
         if self._rest_apis is None:
-            self._rest_apis = RestApiServers(
+            self._rest_apis = ServedApis(
                 self.client,
                 self.integration_services,
                 self.access_policy,
@@ -649,7 +483,7 @@ class LocalCloud:
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
         """Block until the execution ends (TimeoutError after ``timeout`` seconds); its result."""
-        return _ended(self._await_end(execution_arn, timeout))
+        return ended_result(self._await_end(execution_arn, timeout))
 
     def _await_end(self, execution_arn: str, timeout: float) -> Any:
         """Watch moto's own execution object (it lives in this process, server or not) instead of
@@ -720,7 +554,7 @@ class LocalCloud:
     @functools.cached_property
     def integration_services(self) -> IntegrationServices:
         """How the REST APIs this cloud serves reach its services (sfn_idempotency.local.http)."""
-        return IntegrationServices(self)
+        return IntegrationServices(self.client, self.region)
 
     def _unprefixed_sfn(self) -> Any:
         """TestState and StartSyncExecution go to the "sync-" host on AWS; a server endpoint has no
@@ -746,7 +580,7 @@ class LocalCloud:
 
     def snapshot(self, execution_arn: str) -> ExecutionResult:
         """The execution as it is now, running or ended."""
-        return _ended(self._execution(execution_arn))
+        return ended_result(self._execution(execution_arn))
 
     def status_of(self, execution_arn: str) -> str:
         """The execution's status now (RUNNING, SUCCEEDED...), read in process."""
@@ -780,27 +614,3 @@ class LocalCloud:
                         execution.stop(stop_date=now, error=None, cause=None)
                     except Exception:
                         LOG.debug("could not stop %s", execution.exec_arn, exc_info=True)
-
-
-class IntegrationServices:
-    """An API Gateway integration's calls: a Lambda function through the same seam as a Task's
-    (in-process handlers, faults and call counts apply), any other action through this cloud's
-    client, StartSyncExecution without the "sync-" host a loopback endpoint lacks."""
-
-    def __init__(self, cloud: LocalCloud) -> None:
-        self._cloud = cloud
-        self._clients: dict[str, Any] = {}
-        self._lock = threading.Lock()
-
-    def call(self, service: str, operation: str, params: dict[str, Any]) -> dict[str, Any]:
-        with self._lock:  # one client per service (a boto3 client is thread-safe, not free to make)
-            client = self._clients.get(service)
-            if client is None:
-                client = self._clients[service] = self._cloud.client(service, inject_host_prefix=False)
-        answer: dict[str, Any] = client._make_api_call(operation, params)
-        return answer
-
-    def invoke(self, function_arn: str, payload: bytes) -> tuple[bytes, str | None]:
-        lambda_client = compat.interpreter.cached_boto_client_for(self._cloud.region, "lambda")
-        answer = lambda_client.invoke(FunctionName=function_arn, Payload=payload)
-        return answer["Payload"].read(), answer.get("FunctionError")

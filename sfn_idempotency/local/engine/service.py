@@ -12,15 +12,11 @@ from sfn_idempotency.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflo
 from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.local.cloud import (
-    DEFAULT_WAIT_SECONDS,
-    EngineError,
-    ExecutionResult,
-    LocalCloud,
-)
+from sfn_idempotency.local.engine.cloud import DEFAULT_WAIT_SECONDS, EngineError, LocalCloud
+from sfn_idempotency.local.engine.lambdas import Handler, LocalFunction
+from sfn_idempotency.local.engine.results import ExecutionResult
 from sfn_idempotency.local.http.rest_apis import Integration, IntegrationResponse, Method, Stage
 from sfn_idempotency.local.http.server import LocalRestApi
-from sfn_idempotency.local.lambdas import Handler, LocalFunction
 from sfn_idempotency.metrics import IdempotentSteps
 from sfn_idempotency.patterns import load_pattern
 from sfn_idempotency.records import plain

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from sfn_idempotency.local.calls import Reply
-from sfn_idempotency.local.faults import FaultPlan
+from sfn_idempotency.local.controls.calls import Reply
+from sfn_idempotency.local.controls.faults import FaultPlan
 from sfn_idempotency.resources import LAMBDAS_DIR
 
 Handler = Callable[[Any, Any], Any]

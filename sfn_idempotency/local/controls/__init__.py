@@ -1,0 +1,1 @@
+"""Test controls: the movable clock, fault injection, the call log and where each call came from, hooks at a state's entry, and Task deadlines on the engine's clock."""
