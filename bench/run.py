@@ -30,10 +30,10 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 
 from bench.pricing import PRICES_AS_OF, REGION, cost_per_million
-from sfn_idempotency import inline_workflows
+from sfn_idempotency.flow import inline_workflows
+from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
-from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 
 RESULTS_DIR = Path(__file__).parent / "results"
 TARGETS = {"first run": (5, 2), "replay": (6, 2)}  # (state transitions, DynamoDB requests) at most

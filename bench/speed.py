@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import peer
+from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.backends import ServerBackend
 from sfn_idempotency.local.explorer import explore
-from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from tests.local.exactly_once import forms
 
 RESULTS_DIR = Path(__file__).parent / "results"

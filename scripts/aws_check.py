@@ -22,7 +22,7 @@ from typing import TextIO
 import boto3
 
 from sfn_idempotency import demo
-from sfn_idempotency.remote import RemoteTarget, client, default_state_machine, only_table
+from sfn_idempotency.deployed.remote import RemoteTarget, client, default_state_machine, only_table
 from sfn_idempotency.settings import example_settings
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
+from sfn_idempotency.flow.outcomes import Outcome, Target
 from sfn_idempotency.lambdas.compute_key.computation import key_of
-from sfn_idempotency.outcomes import Outcome, Target
 
 if TYPE_CHECKING:
     from sfn_idempotency.local.engine.targets import LocalTarget

@@ -40,7 +40,7 @@ from typing import Any
 
 from jsonata import Jsonata  # jsonata-python: the evaluator the local engine runs too
 
-from sfn_idempotency.definitions import DefinitionError
+from sfn_idempotency.flow.definitions import DefinitionError
 
 JSONPATH, JSONATA = "JSONPath", "JSONata"
 RESULT_FIELD = "result"

@@ -26,16 +26,26 @@ import copy
 import dataclasses
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from sfn_idempotency.definitions import (
+from sfn_idempotency.flow.definitions import (
     BUSINESS_STATES,
     EXECUTE_STATE,
     DefinitionError,
     with_business_step,
     with_lease,
+)
+from sfn_idempotency.flow.redrive_fence import fence_jsonata, read_run_as_first
+from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
+from sfn_idempotency.flow.wrapped_steps import (
+    all_state_names,
+    enclosing_wrapped_step,
+    find_state,
+    payload_settings,
+    text_outside_wrapped_steps,
+    wrapped_key_prefix,
+    wrapped_steps,
 )
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import (
@@ -43,7 +53,6 @@ from sfn_idempotency.lambdas.compute_key.settings import (
     load_settings,
     settings_environment,
 )
-from sfn_idempotency.redrive_fence import fence_jsonata, read_run_as_first
 from sfn_idempotency.replays import (
     MARKER_FIELDS,
     REPLAY_STATES,
@@ -54,7 +63,6 @@ from sfn_idempotency.replays import (
     checked_options,
     with_replay_options,
 )
-from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 
 # The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
 KEY_FUNCTION_PLACEHOLDER = "IdempotencyKeyFunctionArn"
@@ -105,7 +113,6 @@ JSONATA_FLOW_VARIABLES = (
     "sfnIdempotencyWaits",
     CLAIM_RUN_VARIABLE,
 )
-_MISSING = object()
 # The key Lambda logs each key with the execution that asked for it: an outcome's key is findable.
 EXECUTION_SELECTOR = {"execution.$": "$$.Execution.Id"}
 INNER_MARKER = "marker"  # the marker's field in the flow's envelope, inside the step's branch
@@ -151,13 +158,13 @@ def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
     Raises :class:`WrapError` with one clear reason.
     """
     document = _parse(definition)
-    found = _find_state(document, state_name)
+    found = find_state(document, state_name)
     if found is None:
         raise WrapError(f"no state named {state_name!r} in the definition")
     states, task = found
-    if _wrapped_key_prefix(task) is not None:
+    if wrapped_key_prefix(task) is not None:
         raise WrapError(f"state {state_name!r} is already wrapped")
-    enclosing = _enclosing_wrapped_step(document, state_name)
+    enclosing = enclosing_wrapped_step(document, state_name)
     if enclosing is not None:
         raise WrapError(f"state {state_name!r} belongs to the already wrapped step {enclosing!r}")
     if task.get("Type") != "Task":
@@ -276,11 +283,11 @@ def step_fields(settings: IdempotencySettings) -> dict[str, Any]:
 
 def settings_of_step(definition: str, state_name: str) -> IdempotencySettings:
     """The settings a wrapped step's ComputeKey carries (the lease included)."""
-    found = _find_state(_parse(definition), state_name)
-    if found is None or _wrapped_key_prefix(found[1]) is None:
+    found = find_state(_parse(definition), state_name)
+    if found is None or wrapped_key_prefix(found[1]) is None:
         raise WrapError(f"no wrapped step named {state_name!r} in the definition")
     branch = found[1]["Branches"][0]
-    return load_settings(_payload_settings(branch["States"][branch["StartAt"]]))
+    return load_settings(payload_settings(branch["States"][branch["StartAt"]]))
 
 
 def default_result_variable(state_name: str) -> str:
@@ -549,68 +556,6 @@ def _parse(definition: str) -> dict[str, Any]:
     return document
 
 
-def _state_machines(document: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """The definition and every nested one (Parallel branches, Map processors), outside in."""
-    yield document
-    for state in document["States"].values():
-        for nested in [*state.get("Branches", []), state.get("ItemProcessor"), state.get("Iterator")]:
-            if isinstance(nested, dict) and isinstance(nested.get("States"), dict):
-                yield from _state_machines(nested)
-
-
-def _find_state(document: dict[str, Any], name: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
-    for machine in _state_machines(document):
-        state = machine["States"].get(name, _MISSING)
-        if state is not _MISSING:
-            return machine["States"], state
-    return None
-
-
-def _wrapped_key_prefix(state: dict[str, Any]) -> str | None:
-    """The key prefix of a state this module made, or None for any other state."""
-    if state.get("Type") != "Parallel" or len(state.get("Branches", [])) != 1:
-        return None
-    branch = state["Branches"][0]
-    first = branch.get("States", {}).get(branch.get("StartAt"), {})
-    prefix = _payload_settings(first).get("IDEMPOTENCY_KEY_PREFIX")
-    return prefix if isinstance(prefix, str) else None
-
-
-def _payload_settings(compute_key: dict[str, Any]) -> dict[str, Any]:
-    """The settings a ComputeKey state carries in its payload (JSONPath Parameters or JSONata
-    Arguments), or {} for any other state."""
-    arguments = compute_key.get("Parameters", compute_key.get("Arguments", {}))
-    payload = arguments.get("Payload", {}) if isinstance(arguments, dict) else {}
-    settings = payload.get("settings", {}) if isinstance(payload, dict) else {}
-    return settings if isinstance(settings, dict) else {}
-
-
-def wrapped_steps(document: dict[str, Any]) -> dict[str, str]:
-    """Every wrapped step of the definition: state name -> key prefix."""
-    steps = {}
-    for machine in _state_machines(document):
-        for name, state in machine["States"].items():
-            prefix = _wrapped_key_prefix(state)
-            if prefix is not None:
-                steps[name] = prefix
-    return steps
-
-
-def _enclosing_wrapped_step(document: dict[str, Any], state_name: str) -> str | None:
-    for machine in _state_machines(document):
-        for name, state in machine["States"].items():
-            if _wrapped_key_prefix(state) is None:
-                continue
-            inner = {n for nested in _state_machines(state["Branches"][0]) for n in nested["States"]}
-            if state_name in inner:
-                return str(name)
-    return None
-
-
-def _all_state_names(document: dict[str, Any]) -> set[str]:
-    return {name for machine in _state_machines(document) for name in machine["States"]}
-
-
 def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSettings) -> None:
     for other, prefix in wrapped_steps(document).items():
         if prefix == step.settings.key_prefix:
@@ -618,7 +563,7 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
                 f"key prefix {prefix!r} is already used by the wrapped step {other!r} in this "
                 "definition: give each step its own"
             )
-    taken = _all_state_names(document) - {state_name}
+    taken = all_state_names(document) - {state_name}
     names = [*_flow_state_names(step.query_language), *REPLAY_STATES]
     planned = {f"{state_name}{SEPARATOR}{name}" for name in names}
     if step.query_language == JSONPATH:
@@ -626,7 +571,7 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
     clashes = sorted(planned & taken)
     if clashes:
         raise WrapError(f"the definition already has states named {clashes}: rename them or the Task")
-    text = _text_outside_wrapped_steps(document)
+    text = text_outside_wrapped_steps(document)
     variables = (
         JSONATA_FLOW_VARIABLES
         if step.query_language == JSONATA
@@ -639,17 +584,6 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
                 "assigns: rename yours"
                 + (" or name another with result_variable" if step.query_language == JSONPATH else "")
             )
-
-
-def _text_outside_wrapped_steps(document: dict[str, Any]) -> str:
-    """The definition's text without the branches of steps wrapped already: each step's flow
-    variables live in its own branch's scope, where another step's may use the same names."""
-    trimmed = copy.deepcopy(document)
-    for machine in _state_machines(trimmed):
-        for state in machine["States"].values():
-            if _wrapped_key_prefix(state) is not None:
-                state["Branches"] = []
-    return json.dumps(trimmed)
 
 
 def _flow_state_names(query_language: str) -> list[str]:

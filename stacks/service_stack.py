@@ -14,7 +14,6 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
-from sfn_idempotency import inline_workflows
 from sfn_idempotency.cdk import (
     RUNTIME,
     EventTrigger,
@@ -29,10 +28,11 @@ from sfn_idempotency.cdk import (
 from sfn_idempotency.cdk.event_trigger import dead_letter_queue
 from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
-from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
+from sfn_idempotency.flow import inline_workflows
+from sfn_idempotency.flow.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
+from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.resources import ORDER_PLACED_PATTERN, ORDER_WORKFLOW_ASL
 from sfn_idempotency.settings import HTTP_KEY_PREFIX_SUFFIX, ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH
 
 BUSINESS_MEMORY_MB = 256

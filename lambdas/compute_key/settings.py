@@ -81,7 +81,7 @@ class IdempotencySettings(BaseModel):
     )
     # How long a claim holds the key: the longest the business step can still be running after the
     # key was computed, as the definition's Retry policies allow. The construct and the local engine
-    # compute it from the ASL (sfn_idempotency.definitions.worst_case_lease_seconds); unset, it is
+    # compute it from the ASL (sfn_idempotency.flow.definitions.worst_case_lease_seconds); unset, it is
     # the timeout (a business step that is never retried).
     lease_seconds: int | None = Field(
         default=None, alias="IDEMPOTENCY_LEASE_SECONDS", ge=1, le=MAX_TIMEOUT_SECONDS

@@ -32,7 +32,7 @@ _PATTERN_FIELDS = {
 
 
 def event_pattern(document: Mapping[str, Any]) -> events.EventPattern:
-    """A pattern as loaded from events/ (see sfn_idempotency.patterns) as the CDK's EventPattern."""
+    """A pattern as loaded from events/ (see sfn_idempotency.flow.patterns) as the CDK's EventPattern."""
     unknown = sorted(set(document) - _PATTERN_FIELDS.keys())
     if unknown:
         raise ValueError(f"unsupported event pattern fields {unknown}")

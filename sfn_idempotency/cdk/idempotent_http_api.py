@@ -21,11 +21,11 @@ from constructs import Construct
 from sfn_idempotency.cdk.inline_workflow import InlineWorkflow
 from sfn_idempotency.cdk.nag import acknowledge_http_api_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
-from sfn_idempotency.http_api import DEFAULT_ERROR_STATUS, DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
-from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
+from sfn_idempotency.flow.http_api import DEFAULT_ERROR_STATUS, DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
+from sfn_idempotency.flow.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
+from sfn_idempotency.flow.resources import ORDERS_REQUEST_TEMPLATE, ORDERS_RESPONSE_TEMPLATE
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import load_settings, settings_environment
-from sfn_idempotency.resources import ORDERS_REQUEST_TEMPLATE, ORDERS_RESPONSE_TEMPLATE
 
 STAGE_NAME = "api"
 DEFAULT_TIMEOUT = Duration.seconds(20)

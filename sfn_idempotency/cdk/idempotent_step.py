@@ -23,8 +23,8 @@ from constructs import Construct
 from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.idempotency_table import KMS_ITEM_ACTIONS
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
+from sfn_idempotency.flow.redrive_fence import fence_arn
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.redrive_fence import fence_arn
 from sfn_idempotency.wrap import (
     JSONATA,
     JSONPATH,

@@ -20,17 +20,17 @@ from sfn_idempotency.cdk.idempotency_table import IdempotencyTable, grant_item_a
 from sfn_idempotency.cdk.lambda_code import POWERTOOLS_LAYER_VERSION, key_function
 from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
 from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of, state_machine_logs
-from sfn_idempotency.definitions import DefinitionError, with_business_step, with_lease
+from sfn_idempotency.flow.definitions import DefinitionError, with_business_step, with_lease
+from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning, fence_arn
+from sfn_idempotency.flow.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import (
     IdempotencySettings,
     load_settings,
     settings_environment,
 )
-from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.redrive_fence import RedriveFenceWarning, fence_arn
 from sfn_idempotency.replays import ReplayOptionError, replay_options_applied
-from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 
 LAMBDA_MAX_TIMEOUT_SECONDS = 900
 EXPRESS_MAX_DURATION_SECONDS = 300

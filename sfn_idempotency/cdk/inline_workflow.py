@@ -14,8 +14,9 @@ from constructs import Construct
 from sfn_idempotency.cdk.idempotency_metrics import IdempotencyMetrics
 from sfn_idempotency.cdk.idempotent_step import IdempotencyKeyFunction, inline_step_statements
 from sfn_idempotency.cdk.state_machines import build_state_machine, state_machine_logs
+from sfn_idempotency.flow.wrapped_steps import wrapped_steps
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, SEPARATOR, TABLE_PLACEHOLDER, wrapped_steps
+from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, SEPARATOR, TABLE_PLACEHOLDER
 
 
 class InlineWorkflow(Construct):

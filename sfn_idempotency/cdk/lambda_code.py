@@ -11,7 +11,7 @@ from constructs import Construct
 
 from sfn_idempotency.cdk.nag import acknowledge_lambda_findings
 from sfn_idempotency.cdk.state_machines import LOG_RETENTION
-from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
+from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 
 # Powertools for AWS Lambda (Python) v3, public layer published by AWS in every commercial region.
 POWERTOOLS_LAYER_ACCOUNT = "017000801446"

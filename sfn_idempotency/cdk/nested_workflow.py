@@ -11,7 +11,7 @@ from constructs import Construct
 
 from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
 from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of
-from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER
+from sfn_idempotency.flow.definitions import NESTED_WORKFLOW_PLACEHOLDER
 
 # Step Functions' managed rule that tells a .sync caller when its child has ended.
 SYNC_EVENTS_RULE = "StepFunctionsGetEventsForStepFunctionsExecutionRule"

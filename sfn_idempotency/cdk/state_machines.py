@@ -11,9 +11,9 @@ from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
 from sfn_idempotency.cdk.nag import acknowledge_state_machine_findings
-from sfn_idempotency.definitions import placeholders
+from sfn_idempotency.flow.definitions import placeholders
+from sfn_idempotency.flow.redrive_fence import RUN_PATH, for_express
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.redrive_fence import RUN_PATH, for_express
 
 LOG_RETENTION = logs.RetentionDays.ONE_MONTH
 LOG_GROUP_ID = "StateMachineLogs"

@@ -7,7 +7,7 @@ import shlex
 from typing import Any
 
 from sfn_idempotency.cli.options import DEFAULT_HOST, DEFAULT_PORT, endpoint_url
-from sfn_idempotency.remote import LOCAL_REGION, shell_environment
+from sfn_idempotency.deployed.remote import LOCAL_REGION, shell_environment
 
 
 def add_parser(commands: Any) -> None:

@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from sfn_idempotency import graph
 from sfn_idempotency.cli.options import CliError
-from sfn_idempotency.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.flow import graph
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 
 
 def add_parser(commands: Any) -> None:

@@ -14,9 +14,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 from sfn_idempotency import __version__
 from sfn_idempotency.cli import check, demo, env, forget, graph, record, serve, start, wrap
 from sfn_idempotency.cli.options import EXIT_BAD_INPUT, CliError, OneLineParser, one_line
+from sfn_idempotency.deployed.remote import NotExactlyOneError
 from sfn_idempotency.extras import MissingExtraError
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, IdempotencyKeyError
-from sfn_idempotency.remote import NotExactlyOneError
 from sfn_idempotency.wrap import WrapError
 
 # Each command's module, in the order ``--help`` lists them: its parser, and what it runs.

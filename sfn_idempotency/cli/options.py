@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
+from sfn_idempotency.deployed.remote import client, only_table
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.remote import client, only_table
 from sfn_idempotency.settings import example_settings
 
 EXIT_FAILED_EXECUTION = 1

@@ -14,7 +14,7 @@ from sfn_idempotency.cli.options import (
     record_key,
     records_table,
 )
-from sfn_idempotency.records import describe, plain
+from sfn_idempotency.deployed.records import describe, plain
 
 
 def add_parser(commands: Any) -> None:

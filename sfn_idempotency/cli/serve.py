@@ -14,7 +14,6 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sfn_idempotency import inline_workflows
 from sfn_idempotency.cli.options import (
     DEFAULT_HOST,
     DEFAULT_PORT,
@@ -28,9 +27,10 @@ from sfn_idempotency.cli.options import (
     retained_executions,
     settings_from,
 )
+from sfn_idempotency.deployed.remote import shell_environment
+from sfn_idempotency.flow import inline_workflows
+from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.remote import shell_environment
-from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH
 
 if TYPE_CHECKING:

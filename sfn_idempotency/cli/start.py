@@ -15,8 +15,8 @@ from sfn_idempotency.cli.options import (
     read_json,
     seconds,
 )
-from sfn_idempotency.executions import wait_for_execution
-from sfn_idempotency.remote import default_state_machine
+from sfn_idempotency.deployed.executions import wait_for_execution
+from sfn_idempotency.deployed.remote import default_state_machine
 
 
 def add_parser(commands: Any) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from sfn_idempotency.console import ConsoleSettings
 from sfn_idempotency.demo import Row, run_scenarios
-from sfn_idempotency.inline_workflows import order_pipeline
+from sfn_idempotency.flow.inline_workflows import order_pipeline
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.backends import ServerBackend
 from sfn_idempotency.local.engine.cloud import DEFAULT_REGION

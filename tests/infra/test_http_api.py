@@ -7,7 +7,7 @@ import json
 
 from aws_cdk.assertions import Match, Template
 
-from sfn_idempotency.resources import ORDERS_REQUEST_TEMPLATE, ORDERS_RESPONSE_TEMPLATE
+from sfn_idempotency.flow.resources import ORDERS_REQUEST_TEMPLATE, ORDERS_RESPONSE_TEMPLATE
 from tests.infra.test_service_stack import as_list, logical_id, role_statements
 
 WORKFLOW = "/OrdersHttpApi/Workflow/StateMachine/"

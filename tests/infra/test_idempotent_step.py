@@ -11,8 +11,8 @@ import pytest
 from aws_cdk import aws_stepfunctions as sfn
 from aws_cdk.assertions import Match, Template
 
-from sfn_idempotency import inline_workflows
 from sfn_idempotency.cdk import IdempotencyTable, IdempotentStep
+from sfn_idempotency.flow import inline_workflows
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.settings import example_settings

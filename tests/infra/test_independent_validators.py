@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency import inline_workflows
-from sfn_idempotency.definitions import placeholders, render, with_business_step
-from sfn_idempotency.resources import IDEMPOTENCY_ASL, STATEMACHINES_DIR
+from sfn_idempotency.flow import inline_workflows
+from sfn_idempotency.flow.definitions import placeholders, render, with_business_step
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL, STATEMACHINES_DIR
 from sfn_idempotency.settings import example_settings
 from tests import REPOSITORY_ROOT
 from tests.business_steps import SQS_SEND_STEP

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.deployed.records import plain
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.apps.deployed import DeployedAssembly, DeployedStack, SkippedResourceWarning
-from sfn_idempotency.records import plain
 from tests.infra.conftest import INLINE_STEP_STACK, SERVICE_STACK, SHARED_TABLE_STACK, Synthesized
 
 HTTP_DEADLINE_SECONDS = 30

@@ -7,8 +7,8 @@ from typing import Any
 
 from aws_cdk.assertions import Match, Template
 
-from sfn_idempotency.definitions import PLACEHOLDER, placeholders, with_lease
-from sfn_idempotency.resources import (
+from sfn_idempotency.flow.definitions import PLACEHOLDER, placeholders, with_lease
+from sfn_idempotency.flow.resources import (
     EXECUTION_ENDED_PATTERN,
     IDEMPOTENCY_ASL,
     ORDER_PLACED_PATTERN,

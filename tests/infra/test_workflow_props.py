@@ -12,8 +12,8 @@ from aws_cdk import aws_stepfunctions as sfn
 
 from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
 from sfn_idempotency.cdk.lambda_code import RUNTIME
+from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
-from sfn_idempotency.redrive_fence import RedriveFenceWarning
 
 
 def build(**props: Any) -> IdempotentWorkflow:

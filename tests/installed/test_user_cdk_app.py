@@ -19,7 +19,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from sfn_idempotency.executions import history, lambda_invocations
+from sfn_idempotency.deployed.executions import history, lambda_invocations
 from tests.installed.conftest import COMMAND_DEADLINE_SECONDS, UserEnvironment
 from tests.servers import free_port, read_ready_line
 

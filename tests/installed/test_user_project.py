@@ -23,7 +23,7 @@ def test_the_package_comes_from_the_virtual_environment(user_env: UserEnvironmen
         [
             user_env.python,
             "-c",
-            "import sfn_idempotency, sfn_idempotency.resources as r; print(sfn_idempotency.__file__); print(r.IDEMPOTENCY_ASL)",
+            "import sfn_idempotency, sfn_idempotency.flow.resources as r; print(sfn_idempotency.__file__); print(r.IDEMPOTENCY_ASL)",
         ]
     )
     # Then both live in the virtual environment, not in the checkout

@@ -18,11 +18,11 @@ import httpx
 import pytest
 from botocore.config import Config
 
-from sfn_idempotency.executions import wait_for_execution
-from sfn_idempotency.graph import mermaid
+from sfn_idempotency.deployed.executions import wait_for_execution
+from sfn_idempotency.flow.graph import mermaid
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.lambdas.compute_key.computation import key_of
 from sfn_idempotency.local.engine.backends import ServerBackend
-from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import example_settings
 from tests import REPOSITORY_ROOT
 from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server

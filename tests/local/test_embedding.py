@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency import inline_workflows
+from sfn_idempotency.flow import inline_workflows
+from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from tests.business_steps import SQS_SEND_STEP
 from tests.local.conftest import Gate, ServiceFactory
 

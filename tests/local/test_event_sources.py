@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency import inline_workflows
+from sfn_idempotency.flow import inline_workflows
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.deployed.records import plain
 from sfn_idempotency.local import ExecutionResult, LocalCloud
 from sfn_idempotency.local.engine.cloud import INLINE_TABLE
-from sfn_idempotency.records import plain
 from sfn_idempotency.wrap import wrap_state
 from tests.local.conftest import FLAVOURS, GATE_TIMEOUT_SECONDS, Gate, ServiceFactory, TwoGates
 

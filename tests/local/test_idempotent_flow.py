@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.cloud import EngineError
-from sfn_idempotency.records import owner_execution
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values, put_crashed_claim
 

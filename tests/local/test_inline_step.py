@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.deployed.records import owner_execution, plain
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import LocalCloud, compat
 from sfn_idempotency.local.controls.calls import Reply
 from sfn_idempotency.local.engine.cloud import INLINE_TABLE
 from sfn_idempotency.local.engine.results import ExecutionResult
-from sfn_idempotency.records import owner_execution, plain
 from sfn_idempotency.wrap import wrap_state
 from tests.local.conftest import FLAVOURS, Gate
 

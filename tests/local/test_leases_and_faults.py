@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.records import owner_execution
 from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates, put_crashed_claim
 
 ORDER = {"orderId": "o-lease", "amount": 7}

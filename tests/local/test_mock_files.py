@@ -15,7 +15,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.inline_workflows import order_pipeline
+from sfn_idempotency.flow.inline_workflows import order_pipeline
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.capabilities.mock_files import MockConfigError, MockConfigSource
 from tests.servers import read_ready_line, start_server

@@ -17,10 +17,10 @@ from aws_lambda_powertools.utilities.idempotency import (
     idempotent_function,
 )
 
+from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService
 from sfn_idempotency.local.engine.lambdas import LocalLambdaContext
-from sfn_idempotency.records import owner_execution
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS
 from tests.powertools import powertools_store

@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from sfn_idempotency.deployed.records import owner_execution, plain
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.records import owner_execution, plain
 from sfn_idempotency.settings import example_settings
 from tests.properties import examples
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.deployed.records import owner_execution
+from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.results import ExecutionResult
-from sfn_idempotency.records import owner_execution
-from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER, wrap_state
 from tests.local.conftest import GATE_TIMEOUT_SECONDS, Gate, TwoGates
 

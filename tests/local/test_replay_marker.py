@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.deployed.records import plain
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService, LocalCloud
-from sfn_idempotency.records import plain
 from sfn_idempotency.replays import MARKER_FIELDS, ReplayOptionError
 from sfn_idempotency.wrap import WrapError, wrap_state
 from tests.local.conftest import FLAVOURS

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
-from sfn_idempotency.records import owner_execution
 from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
 from tests.properties import examples
 from tests.unit.powertools_reference import powertools_key

@@ -16,10 +16,10 @@ import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
+from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.compat import answers
 from sfn_idempotency.local.compat.execution_ends import ExecutionEnds
-from sfn_idempotency.resources import ORDER_WORKFLOW_ASL
 
 ROLE = "arn:aws:iam::123456789012:role/speed"
 JOIN_DEADLINE_SECONDS = 10  # a deadline for the test's own threads, not a measurement

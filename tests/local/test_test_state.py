@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_idempotency import definitions
+from sfn_idempotency.flow import definitions
+from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
 from sfn_idempotency.wrap import wrap_state
 from tests.local.conftest import FLAVOURS
 

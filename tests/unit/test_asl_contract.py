@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.resources import (
+from sfn_idempotency.flow.resources import (
     IDEMPOTENCY_ASL,
     ORDER_PIPELINE_INLINE_ASL,
     ORDER_WORKFLOW_ASL,

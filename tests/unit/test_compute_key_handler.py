@@ -8,10 +8,10 @@ import re
 
 import pytest
 
+from sfn_idempotency.flow.resources import LAMBDAS_DIR
 from sfn_idempotency.lambdas.compute_key import clock
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError, IdempotencyKeyError
 from sfn_idempotency.local.engine.lambdas import LocalLambdaContext, cold_start
-from sfn_idempotency.resources import LAMBDAS_DIR
 from tests.unit.powertools_reference import powertools_key, powertools_validation
 
 HANDLER = "compute_key.handler.handler"

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency import graph
+import sfn_idempotency.console
 from sfn_idempotency.console import ConsoleSettings, asset, index_page
-from sfn_idempotency.resources import STATEMACHINES_DIR
+from sfn_idempotency.flow import graph
+from sfn_idempotency.flow.resources import STATEMACHINES_DIR
 
-STATIC = Path(graph.__file__).parent / "console" / "static"
+STATIC = Path(sfn_idempotency.console.__file__).parent / "static"
 NODE_DEADLINE_SECONDS = 30
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.definitions import placeholders
-from sfn_idempotency.graph import mermaid
-from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
+from sfn_idempotency.flow.definitions import placeholders
+from sfn_idempotency.flow.graph import mermaid
+from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 
 JSONPATH, JSONATA = (json.loads(path.read_text(encoding="utf-8")) for path in IDEMPOTENCY_FLOWS.values())
 # What the two must share, state by state: the rest (how values are read) is each language's own.

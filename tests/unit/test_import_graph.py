@@ -66,7 +66,7 @@ def test_the_graph_sees_the_package():
     graph = import_graph()
     # Then it holds the modules and the edges they have (the check below is not vacuous)
     assert "sfn_idempotency.local.apps.cloud_assembly" in graph
-    assert "sfn_idempotency.outcomes" in graph["sfn_idempotency.demo"]
+    assert "sfn_idempotency.flow.outcomes" in graph["sfn_idempotency.demo"]
     assert circles({"a": {"b"}, "b": {"a"}}) == [["a", "b", "a"]]
 
 

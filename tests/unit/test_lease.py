@@ -7,16 +7,16 @@ import json
 
 import pytest
 
-from sfn_idempotency.definitions import (
+from sfn_idempotency.flow.definitions import (
     LEASE_MARGIN_SECONDS,
     with_lease,
     worst_case_backoff_seconds,
     worst_case_lease_seconds,
 )
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.lambdas.compute_key.computation import LONGEST_WAIT_SECONDS, wait_schedule
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import load_settings
-from sfn_idempotency.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.settings import example_settings
 
 ASL = IDEMPOTENCY_ASL.read_text(encoding="utf-8")

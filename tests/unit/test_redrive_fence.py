@@ -1,4 +1,4 @@
-"""The redrive fence of a business step given in place of the flow's own (sfn_idempotency.redrive_fence):
+"""The redrive fence of a business step given in place of the flow's own (sfn_idempotency.flow.redrive_fence):
 the same expression as the flow file's Execute, around the step's own function, for every form a
 Lambda Task takes; any other Task left as it is, with a warning."""
 
@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.redrive_fence import (
+from sfn_idempotency.flow.redrive_fence import (
     BUSINESS_FUNCTION,
     RedriveFenceWarning,
     fence_jsonata,
     fence_jsonpath,
     payload_selector,
 )
-from sfn_idempotency.resources import IDEMPOTENCY_FLOWS
+from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 
 FLOW = {
     language: json.loads(path.read_text(encoding="utf-8"))["States"]["Execute"]

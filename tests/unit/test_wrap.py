@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.definitions import placeholders
-from sfn_idempotency.resources import IDEMPOTENCY_ASL, IDEMPOTENCY_FLOWS
+from sfn_idempotency.flow.definitions import placeholders
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL, IDEMPOTENCY_FLOWS
+from sfn_idempotency.flow.wrapped_steps import wrapped_steps
 from sfn_idempotency.wrap import (
     KEY_FUNCTION_PLACEHOLDER,
     TABLE_PLACEHOLDER,
     WrapError,
     settings_of_step,
     wrap_state,
-    wrapped_steps,
 )
 
 PLACE_ORDER: dict[str, Any] = {

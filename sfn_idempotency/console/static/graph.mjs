@@ -1,5 +1,5 @@
 // The graph of a definition: the same transitions `sfn-idempotency graph` draws (see
-// sfn_idempotency/graph.py; a test holds the two equal), with nested scopes for Parallel branches
+// sfn_idempotency/flow/graph.py; a test holds the two equal), with nested scopes for Parallel branches
 // and Map item processors. Pure data: rendering is render.mjs's.
 
 const COMPARISONS = {

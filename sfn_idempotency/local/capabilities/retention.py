@@ -18,7 +18,7 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-from sfn_idempotency.executions import TERMINAL_STATUSES
+from sfn_idempotency.deployed.executions import TERMINAL_STATUSES
 from sfn_idempotency.local.compat import execution_lookups
 
 SLACK_FLOOR = 100  # executions ended beyond the limit before the oldest are forgotten

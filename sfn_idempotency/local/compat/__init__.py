@@ -107,7 +107,7 @@ definitions (CreateStateMachine, UpdateStateMachine and ValidateStateMachineDefi
       literal Timestamp that is not RFC 3339, a Task resource nobody integrates; then moto's
       parser. ValidateStateMachineDefinition answers ``result``, ``diagnostics`` and ``truncated``.
 
-test_state (the TestState API; a capability: ``local/capabilities/test_state.py``)
+test_state (the TestState API; a capability: ``local/capabilities/test_state/``)
   29. [L24] TestState runs one state on moto's interpreter (moto's own TestState program) with the
       request's input, variables, context and mock, and answers output, error, cause, nextState,
       status (SUCCEEDED, FAILED, RETRIABLE, CAUGHT_ERROR) and inspectionData; ``stateName`` picks a

@@ -15,11 +15,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import boto3
-from botocore.config import Config
-
-from sfn_idempotency import definitions
-from sfn_idempotency.executions import TERMINAL_STATUSES, entered_states
+from sfn_idempotency.deployed.executions import TERMINAL_STATUSES, entered_states
+from sfn_idempotency.flow import definitions
+from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
 from sfn_idempotency.local import compat, runtimes
 from sfn_idempotency.local.apps import sam_templates
@@ -34,6 +32,7 @@ from sfn_idempotency.local.controls.calls import CallCounter
 from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.controls.faults import FaultPlan
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
+from sfn_idempotency.local.engine.clients import local_client
 from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
 from sfn_idempotency.local.engine.results import ExecutionResult, ended_result, history_of
 from sfn_idempotency.local.http.request_guard import AccessPolicy
@@ -44,7 +43,6 @@ from sfn_idempotency.local.observability.log_groups import logging_to_own_group,
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.metrics import IdempotentSteps
-from sfn_idempotency.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.wrap import KEY_FUNCTION_PLACEHOLDER, TABLE_PLACEHOLDER
 
 LOG = logging.getLogger(__name__)
@@ -58,18 +56,6 @@ INLINE_KEY_FUNCTION = "idempotency-key"
 INLINE_TABLE = "idempotency-records"
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
-_clients_lock = threading.Lock()
-_session_of_clients: boto3.Session | None = None
-
-
-def _clients_session() -> boto3.Session:
-    """The session every LocalCloud's clients come from. A session loads the SDK's endpoint rules
-    (a megabyte of JSON) and each service's model once; moto drops boto3's default session at every
-    start, so each LocalCloud, one per test, loaded them all again (about 0.2 s a start)."""
-    global _session_of_clients
-    if _session_of_clients is None:
-        _session_of_clients = boto3.Session()
-    return _session_of_clients
 
 
 class EngineError(RuntimeError):
@@ -224,15 +210,7 @@ class LocalCloud:
         """A boto3 client for this cloud (its credentials are fake and never leave the machine).
         ``inject_host_prefix=False`` for StartSyncExecution against a server endpoint (the SDK would
         send it to a "sync-" host that a loopback address does not have)."""
-        with _clients_lock:  # a boto3 session makes one client at a time
-            return _clients_session().client(
-                service,
-                region_name=self.region,
-                endpoint_url=self.endpoint_url,
-                aws_access_key_id="local",
-                aws_secret_access_key="local",
-                config=Config(inject_host_prefix=inject_host_prefix),
-            )
+        return local_client(service, self.region, self.endpoint_url, inject_host_prefix=inject_host_prefix)
 
     def _own_client(self, service: str) -> Any:
         """One client per service for the engine's own set-up calls (a log group per machine...):

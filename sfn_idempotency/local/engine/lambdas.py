@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+from sfn_idempotency.flow.resources import LAMBDAS_DIR
 from sfn_idempotency.local.controls.calls import Reply
 from sfn_idempotency.local.controls.faults import FaultPlan
-from sfn_idempotency.resources import LAMBDAS_DIR
 
 Handler = Callable[[Any, Any], Any]
 

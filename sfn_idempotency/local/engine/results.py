@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from sfn_idempotency.executions import entered_states, lambda_invocations
+from sfn_idempotency.deployed.executions import entered_states, lambda_invocations
 
 
 @dataclass(frozen=True)

@@ -7,22 +7,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from sfn_idempotency.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step, with_lease
-from sfn_idempotency.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
-from sfn_idempotency.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
-from sfn_idempotency.lambdas.compute_key.computation import key_of
-from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.local.engine.cloud import DEFAULT_WAIT_SECONDS, EngineError, LocalCloud
-from sfn_idempotency.local.engine.lambdas import Handler, LocalFunction
-from sfn_idempotency.local.engine.results import ExecutionResult
-from sfn_idempotency.local.http.rest_apis import Integration, IntegrationResponse, Method, Stage
-from sfn_idempotency.local.http.server import LocalRestApi
-from sfn_idempotency.metrics import IdempotentSteps
-from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.records import plain
-from sfn_idempotency.redrive_fence import for_express
-from sfn_idempotency.replays import replay_options_applied
-from sfn_idempotency.resources import (
+from sfn_idempotency.deployed.records import plain
+from sfn_idempotency.flow.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_business_step, with_lease
+from sfn_idempotency.flow.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
+from sfn_idempotency.flow.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
+from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.redrive_fence import for_express
+from sfn_idempotency.flow.resources import (
     EXECUTION_ENDED_PATTERN,
     IDEMPOTENCY_FLOWS,
     LAMBDAS_DIR,
@@ -31,6 +22,15 @@ from sfn_idempotency.resources import (
     ORDERS_RESPONSE_TEMPLATE,
     RELEASE_ASL,
 )
+from sfn_idempotency.lambdas.compute_key.computation import key_of
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+from sfn_idempotency.local.engine.cloud import DEFAULT_WAIT_SECONDS, EngineError, LocalCloud
+from sfn_idempotency.local.engine.lambdas import Handler, LocalFunction
+from sfn_idempotency.local.engine.results import ExecutionResult
+from sfn_idempotency.local.http.rest_apis import Integration, IntegrationResponse, Method, Stage
+from sfn_idempotency.local.http.server import LocalRestApi
+from sfn_idempotency.metrics import IdempotentSteps
+from sfn_idempotency.replays import replay_options_applied
 from sfn_idempotency.settings import HTTP_KEY_PREFIX_SUFFIX, example_settings
 from sfn_idempotency.wrap import (
     KEY_FUNCTION_PLACEHOLDER,
@@ -258,7 +258,7 @@ class IdempotentService:
         error_statuses: Mapping[str, int] | None = None,
         port: int = 0,
     ) -> LocalRestApi:
-        """The HTTP front door on this service's business Lambda (sfn_idempotency.http_api): its
+        """The HTTP front door on this service's business Lambda (sfn_idempotency.flow.http_api): its
         Express workflow, and ``POST /orders`` on a loopback port rendering the same templates API
         Gateway renders; ``.start()`` it. Keys get ``key_prefix`` (default: this service's + "-http")."""
         prefix = key_prefix or f"{self.settings.key_prefix}{HTTP_KEY_PREFIX_SUFFIX}"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from sfn_idempotency.flow.outcomes import Outcome
 from sfn_idempotency.local.engine.service import IdempotentService
-from sfn_idempotency.outcomes import Outcome
 
 
 class LocalTarget:

@@ -13,7 +13,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.executions import entered_states
+from sfn_idempotency.deployed.executions import entered_states
+from sfn_idempotency.deployed.records import plain
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.controls import call_origins, task_deadlines
 from sfn_idempotency.local.controls.faults import Pause
@@ -21,7 +22,6 @@ from sfn_idempotency.local.explorer.outcome import ExecutionTrace, Moment, Sched
 from sfn_idempotency.local.explorer.runs import CallObserver, RunContext, Subject
 from sfn_idempotency.local.explorer.schedules import DYNAMODB_FAULTS, Schedule, Step
 from sfn_idempotency.local.explorer.target import Target
-from sfn_idempotency.records import plain
 
 STEP_DEADLINE_SECONDS = 30.0  # a step that does not settle in this long is the engine's failure
 QUIET_CHECKS = 2  # consecutive quiet looks

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.explorer import Target, invariants
-from sfn_idempotency.patterns import load_pattern
-from sfn_idempotency.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL
 from sfn_idempotency.settings import example_settings
 from sfn_idempotency.wrap import wrap_state
 

@@ -8,10 +8,15 @@ from typing import Any
 
 import boto3
 
-from sfn_idempotency.executions import entered_states, history, lambda_invocations, wait_for_execution
+from sfn_idempotency.deployed.executions import (
+    entered_states,
+    history,
+    lambda_invocations,
+    wait_for_execution,
+)
+from sfn_idempotency.deployed.records import plain
+from sfn_idempotency.flow.outcomes import Outcome
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.outcomes import Outcome
-from sfn_idempotency.records import plain
 
 EXECUTION_DEADLINE_SECONDS = 300.0
 DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates

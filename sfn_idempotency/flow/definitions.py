@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sfn_idempotency.flow.redrive_fence import fence_jsonpath, is_function, payload_selector
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
-from sfn_idempotency.redrive_fence import fence_jsonpath, is_function, payload_selector
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
 # How the workflows that nest the idempotent one (order_workflow, sqs_batch) name their child.

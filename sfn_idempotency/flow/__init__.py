@@ -1,0 +1,1 @@
+"""What builds a flow: the definitions and their checks, the redrive fence, the EventBridge patterns, the outcomes a run reports, the shipped data files, the example's inline workflows and HTTP front door, and the graph of a definition. The public modules that build one (wrap, replays, metrics) are at the package root."""
