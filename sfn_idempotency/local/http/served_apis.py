@@ -59,19 +59,18 @@ class ServedApis:
         region: str,
         first_port: int,
     ) -> None:
-        self._client = client
         self._services = services
-        self._access_policy = access_policy
         self._account, self._region = account, region
-        self._first_port = first_port
-        self._servers: RestApiServers | None = None
+        self._servers = RestApiServers(
+            client, services, access_policy, account=account, region=region, first_port=first_port
+        )
 
     def of_stack(self, stack: DeployedStack) -> DeployedStack:
         """The stack with its REST APIs served, their base URLs its ``api_endpoints``."""
         apis = stack.of_type(REST_API_TYPE)
         if not apis:
             return stack
-        served, unserved = self._rest_api_servers().serve(api.physical_id for api in apis)
+        served, unserved = self._servers.serve(api.physical_id for api in apis)
         for line in unserved:
             warnings.warn(f"{stack.name}: not served: {line}", SkippedResourceWarning, stacklevel=3)
         endpoints = {}
@@ -83,7 +82,7 @@ class ServedApis:
 
     def serve(self, rest_api_ids: Iterable[str]) -> tuple[dict[tuple[str, str], str], list[str]]:
         """Serve these APIs' stages: each one's base URL by (rest api id, stage), and what is not."""
-        return self._rest_api_servers().serve(rest_api_ids)
+        return self._servers.serve(rest_api_ids)
 
     def answer_invocation(self, request: GatewayRequest, apigateway: Any) -> GatewayAnswer | None:
         """An apigateway:invoke Task's request, answered as the stage it names answers it; None
@@ -100,18 +99,4 @@ class ServedApis:
         return reply.status, reply.headers, reply.body
 
     def close(self) -> None:
-        if self._servers is not None:
-            self._servers.close()
-            self._servers = None
-
-    def _rest_api_servers(self) -> RestApiServers:
-        if self._servers is None:
-            self._servers = RestApiServers(
-                self._client,
-                self._services,
-                self._access_policy,
-                account=self._account,
-                region=self._region,
-                first_port=self._first_port,
-            )
-        return self._servers
+        self._servers.close()
