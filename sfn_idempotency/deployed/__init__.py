@@ -1,1 +1,2 @@
-"""What talks to a deployed flow on AWS: its executions, its records, and the remote commands (start, record, forget)."""
+"""What talks to a deployed flow on AWS: its executions, its records, and the remote commands
+(``start``, ``record``, ``forget``)."""

@@ -1,1 +1,4 @@
-"""What builds a flow: the definitions and their checks, the redrive fence, the EventBridge patterns, the outcomes a run reports, the shipped data files, the example's inline workflows and HTTP front door, and the graph of a definition. The public modules that build one (wrap, replays, metrics) are at the package root."""
+"""What builds a flow: definitions and their checks, the redrive fence, the steps ``wrap_state``
+made, the shipped data files, EventBridge patterns, what the demo's scenarios need of a run, the
+example's inline workflows and HTTP front door, and a definition's graph. The public modules that
+build one (``wrap``, ``replays``, ``metrics``) are at the package root."""

@@ -1,1 +1,3 @@
-"""The engine itself: the cloud, its backends, the idempotent service, Lambda functions, targets, and the parsed programs kept on disk."""
+"""The engine itself: ``LocalCloud`` and how it reads an execution, its clients and backends (in
+process, or moto's server for ``serve``), the idempotent service, Lambda functions, the demo's
+scenarios on it, and the parsed programs kept on disk for the next process."""
