@@ -928,8 +928,10 @@ def test_a_delivery_that_fails_loses_its_records_and_the_next_are_delivered(
     local_cloud.client("logs").create_log_group(logGroupName="/sfn/flaky")
     machine = logged_machine(local_cloud, "/sfn/flaky", "ALL", with_data=True)
 
-    # When it runs twice
+    # When it runs twice, the first run's records read (so delivered) before the second starts: a
+    # delivery thread held back by a busy machine would otherwise put both runs' in one batch
     first = local_cloud.run(machine, {"n": 1})
+    logged_records(local_cloud, "/sfn/flaky")
     second = local_cloud.run(machine, {"n": 2})
 
     # Then the failed delivery lost its records only: the first run's are missing some, and every

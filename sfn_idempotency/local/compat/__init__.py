@@ -52,6 +52,13 @@ moto_core (moto's plumbing, under every service)
   97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
       service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
 
+moto_server (moto's HTTP server, which ``serve`` runs)
+  112. [speed] Connections are kept between requests whose bodies are framed by their length
+       (werkzeug closed every one, and its drain would have read the next request).
+  113. [speed] A plain header block becomes its ``HTTPMessage`` without the email package's parser.
+  114. [speed] Each host's service is matched once, not against every URL pattern per request.
+  115. [speed] An execution a request starts begins once the request is answered.
+
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
       two looks at its child ends then (moto slept 0.5 s), and so does ``LocalCloud.wait``.
@@ -311,6 +318,7 @@ from sfn_idempotency.local.compat import (
     jsonata,
     lambda_runtime,
     moto_core,
+    moto_server,
     redrive_fields,
     service_tasks,
     services,
@@ -372,6 +380,7 @@ PATCHES: tuple[Patch, ...] = (
     *execution_ends.PATCHES,
     *execution_lookups.PATCHES,
     *moto_core.PATCHES,
+    *moto_server.PATCHES,
 )
 
 

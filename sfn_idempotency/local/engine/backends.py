@@ -13,14 +13,12 @@ from moto import mock_aws
 from moto.core.base_backend import BackendDict
 from moto.core.config import default_user_config
 from moto.core.model_instances import reset_model_data
-from moto.moto_server.werkzeug_app import (
-    DomainDispatcherApplication,
-    MotoRequestHandler,
-    create_backend_app,
-)
+from moto.moto_server import werkzeug_app
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from sfn_idempotency.console import ConsoleSettings, check_assets, with_console
+from sfn_idempotency.local import compat
 from sfn_idempotency.local.http.request_guard import AccessPolicy, guarded
 
 
@@ -94,8 +92,10 @@ class ServerBackend:
         app = DomainDispatcherApplication(create_backend_app)
         wsgi = guarded(app if self.console is None else with_console(app, self.console), self.access_policy)
         # As moto's ThreadedMotoServer does, with the request guard, then the console's files, in
-        # front of moto's dispatch.
-        self._server = make_server(self.host, self.port, wsgi, True, request_handler=MotoRequestHandler)
+        # front of moto's dispatch. The handler is looked up now: fix 112 keeps its connections.
+        self._server = make_server(
+            self.host, self.port, wsgi, True, request_handler=werkzeug_app.MotoRequestHandler
+        )
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()
 
@@ -104,6 +104,7 @@ class ServerBackend:
             self._server.shutdown()
             self._thread.join()
             self._server.server_close()
+            compat.moto_server.close_connections(self._server)
         # As mock_aws does when it stops: the next cloud in this process starts empty.
         BackendDict.reset()
         reset_model_data()

@@ -16,6 +16,7 @@ The AWS CLI, the SDKs and the engine's own clients send no ``Origin``, ``Referer
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -179,12 +180,12 @@ def guarded(app: WsgiApp, policy: AccessPolicy) -> WsgiApp:
     return dispatch
 
 
+_READ_HEADERS = ("host", "origin", "referer", "sec-fetch-site")  # all that refusal() reads
+
+
 def _wsgi_headers(environ: Mapping[str, Any]) -> dict[str, str]:
-    return {
-        key[5:].replace("_", "-").lower(): str(value)
-        for key, value in environ.items()
-        if key.startswith("HTTP_")
-    }
+    named = ((name, "HTTP_" + name.replace("-", "_").upper()) for name in _READ_HEADERS)
+    return {name: str(environ[key]) for name, key in named if key in environ}
 
 
 def _referer_origin(referer: str | None) -> str | None:
@@ -201,11 +202,15 @@ def _without_port(host_header: str) -> str:
     return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
 
 
+LOOPBACK_ANSWERS_KEPT = 256
+
+
 def _host_name(name: str) -> str:
     """A host name as compared: lower case, without a trailing dot, IPv6 without brackets."""
     return name.strip().lower().rstrip(".").removeprefix("[").removesuffix("]")
 
 
+@functools.lru_cache(maxsize=LOOPBACK_ANSWERS_KEPT)  # asked for every request to serve
 def _is_loopback(name: str) -> bool:
     # *.localhost always resolves to loopback (RFC 6761; browsers answer it themselves), so no
     # one can rebind it.

@@ -1,0 +1,257 @@
+"""moto's server, which ``serve`` runs (fixes 112 to 115, speed: no answer changes).
+
+112. moto's server (werkzeug's) closed the connection after every answer, so every request paid for
+     a new connection: the accept, a thread, the client's connect. Connections are kept, as AWS's
+     endpoints keep them, for every request whose body is framed by its Content-Length (a chunked
+     body is still answered and closed). Each request reads exactly its own body, and werkzeug's
+     drain of what a closing connection has left unread, which would read the client's next
+     request, finds nothing on a kept connection. A stopped server ends the connections it kept.
+113. Each request's header block was parsed by the email package's generic message parser, a
+     quarter of ``serve``'s time on a DescribeExecution. A block of plain ``Name: value`` lines
+     becomes the same ``HTTPMessage`` directly; any other block (a folded line, a malformed line,
+     a multipart or message content type) still goes to the email parser.
+114. To route a request, moto matched ``http://<host>`` against every service's URL patterns in
+     turn, for every request. The answer for a host depends only on the installed moto, so each
+     host's service is matched once.
+115. A StartExecution's execution began inside the request, and under the one interpreter lock it
+     ran before the answer was written (up to the lock's 5 ms turn). An execution a request starts
+     now begins once that request is answered, as on AWS, where StartExecution answers at once and
+     the execution runs on. An execution started elsewhere (a ``.sync`` child, an in-process call)
+     begins at once, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.parser
+import functools
+import http.client
+import io
+import re
+import socket
+import threading
+import types
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from sfn_idempotency.local.compat.patching import Patch
+
+_DISCARD_CHUNK_BYTES = 1 << 20
+_KEPT_CONNECTIONS: weakref.WeakSet[Any] = weakref.WeakSet()  # their bodies are framed: no drain
+_OPEN_CONNECTIONS: weakref.WeakKeyDictionary[Any, weakref.WeakSet[Any]] = weakref.WeakKeyDictionary()
+_OPEN_LOCK = threading.Lock()
+
+
+class _Body(io.RawIOBase):
+    """One request's body on a kept connection: exactly its Content-Length, then end of stream, so
+    that neither the application nor werkzeug's drain can read into the next request."""
+
+    def __init__(self, stream: Any, length: int) -> None:
+        super().__init__()
+        self._stream = stream
+        self.remaining = length
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.remaining <= 0:
+            return 0
+        view = memoryview(buffer)[: self.remaining]
+        data = self._stream.read(len(view))
+        view[: len(data)] = data
+        self.remaining -= len(data)
+        if not data:
+            self.remaining = 0  # the client went away mid-body
+        return len(data)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        limit = self.remaining if size is None or size < 0 else min(size, self.remaining)
+        line = self._stream.readline(limit) if limit > 0 else b""
+        self.remaining -= len(line)
+        return bytes(line)
+
+    def discard_rest(self) -> None:
+        while self.remaining > 0 and self.read(min(self.remaining, _DISCARD_CHUNK_BYTES)):
+            pass
+
+
+def _framed_length(headers: Any) -> int | None:
+    """The body's length when the request frames it by Content-Length (or has none); ``None`` for a
+    chunked or malformed body, whose end only werkzeug's drain finds."""
+    if "chunked" in headers.get("Transfer-Encoding", "").lower():
+        return None
+    length = headers.get("Content-Length")
+    if length is None:
+        return 0
+    return int(length) if length.strip().isdigit() else None
+
+
+def _connections_kept(original: Any) -> Any:
+    class KeptConnectionHandler(original):  # type: ignore[misc]
+        protocol_version = "HTTP/1.1"
+        MessageClass = _PlainHeaders  # fix 113 parses its header blocks
+        rfile: Any
+
+        def setup(self) -> None:
+            super().setup()
+            # A small answer goes out at once, not after the client's delayed acknowledgement.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            with _OPEN_LOCK:
+                _OPEN_CONNECTIONS.setdefault(self.server, weakref.WeakSet()).add(self.connection)
+
+        def run_wsgi(self) -> None:
+            _answering.starts = []
+            try:
+                self._answer()
+            finally:
+                starts, _answering.starts = _answering.starts, None
+                for start in starts:  # fix 115: the executions this request started, now answered
+                    start()
+
+        def _answer(self) -> None:
+            length = _framed_length(self.headers)
+            if length is None or self.close_connection:
+                super().run_wsgi()  # werkzeug's way: answer, drain, close
+                return
+            stream, body = self.rfile, _Body(self.rfile, length)
+            self.rfile = body
+            _KEPT_CONNECTIONS.add(self.connection)
+            try:
+                super().run_wsgi()
+            finally:
+                _KEPT_CONNECTIONS.discard(self.connection)
+                self.rfile = stream
+                body.discard_rest()  # what the application left unread, and nothing after it
+
+        def send_header(self, keyword: str, value: str) -> None:
+            if (
+                keyword.lower() == "connection"
+                and value.lower() == "close"
+                and self.connection in _KEPT_CONNECTIONS
+            ):
+                return  # werkzeug's "close", on a connection whose every request is framed
+            super().send_header(keyword, value)
+
+    KeptConnectionHandler.__name__ = KeptConnectionHandler.__qualname__ = original.__name__
+    return KeptConnectionHandler
+
+
+_answering = threading.local()  # .starts: the executions a request started, while it answers
+
+
+def _started_once_answered(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def start(self: Any) -> None:
+        starts = getattr(_answering, "starts", None)
+        if starts is None:
+            original(self)  # not a request's: an interpreter's .sync child, an in-process call
+        else:
+            starts.append(functools.partial(original, self))
+
+    return start
+
+
+def close_connections(server: Any) -> None:
+    """End the connections a stopped server kept: a client's next request on one fails and is made
+    again on a new connection, to whatever listens then, never answered by the stopped server."""
+    with _OPEN_LOCK:
+        connections = list(_OPEN_CONNECTIONS.pop(server, ()))
+    for connection in connections:
+        with contextlib.suppress(OSError):  # the client closed it first
+            connection.shutdown(socket.SHUT_RDWR)
+
+
+def _no_drain_on_kept_connections(original: Any) -> Any:
+    """werkzeug's ``selectors``, but a kept connection's drain finds nothing to read: its body was
+    read to its length, and what is readable now is the client's next request."""
+
+    class _NothingToDrain:
+        def __init__(self) -> None:
+            self._real: Any = None
+
+        def register(self, fileobj: Any, events: int, data: Any = None) -> Any:
+            if fileobj not in _KEPT_CONNECTIONS:
+                self._real = original.DefaultSelector()
+                return self._real.register(fileobj, events, data)
+            return None
+
+        def select(self, timeout: float | None = None) -> list[Any]:
+            return [] if self._real is None else self._real.select(timeout)
+
+        def close(self) -> None:
+            if self._real is not None:
+                self._real.close()
+
+    return types.SimpleNamespace(DefaultSelector=_NothingToDrain, EVENT_READ=original.EVENT_READ)
+
+
+class _PlainHeaders(http.client.HTTPMessage):
+    """The header block of a request that fix 112's handler reads (fix 113 knows it by this class)."""
+
+
+# A block of the email parser's plain header lines (its ``headerRE``, less what it treats specially:
+# an envelope ``From `` line, a continuation), each a name of at least one printable character and
+# its colon, then the empty line that ends the block.
+_PLAIN_BLOCK = re.compile(r"(?:(?!From )[\041-\071\073-\176]+:[^\r\n]*\r?\n)*\r?\n\Z")
+_PARSED_BODY_TYPES = ("multipart/", "message/")  # the email parser reads a body for these
+
+
+def _plain_header_block(original: Callable[..., Any]) -> Callable[..., Any]:
+    def parse_headers(fp: Any, _class: Any = http.client.HTTPMessage) -> Any:
+        if _class is not _PlainHeaders:
+            return original(fp, _class=_class)
+        block = b"".join(http.client._read_headers(fp)).decode("iso-8859-1")  # type: ignore[attr-defined]
+        return _plain_message(block) or email.parser.Parser(_class=_class).parsestr(block)
+
+    return parse_headers
+
+
+def _plain_message(block: str) -> _PlainHeaders | None:
+    """What the email parser makes of ``block`` when each line is ``Name: value``; else ``None``."""
+    if not _PLAIN_BLOCK.match(block):
+        return None
+    headers = []
+    for line in block.split("\n")[:-2]:  # str.splitlines would split at more than the parser does
+        name, _, value = line.partition(":")
+        headers.append((name, value.lstrip(" \t").rstrip("\r\n")))  # compat32's header_source_parse
+    content_type = next((value for name, value in headers if name.lower() == "content-type"), "")
+    if content_type.partition(";")[0].strip().lower().startswith(_PARSED_BODY_TYPES):
+        return None
+    message = _PlainHeaders()
+    message._headers = headers  # type: ignore[attr-defined]
+    message.set_payload("")
+    return message
+
+
+def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[[Any, str | None], Any]:
+    matched: dict[str, Any] = {}
+
+    def get_backend_for_host(self: Any, host: str | None) -> Any:
+        if host is not None and host in matched:
+            return matched[host]
+        backend = original(self, host)
+        if host is not None and backend is not None:  # an unknown host is asked (and told) again
+            matched[host] = backend
+        return backend
+
+    return get_backend_for_host
+
+
+PATCHES: tuple[Patch, ...] = (
+    Patch(112, "moto.moto_server.werkzeug_app", "MotoRequestHandler", _connections_kept),
+    Patch(112, "werkzeug.serving", "selectors", _no_drain_on_kept_connections),
+    Patch(
+        115,
+        "moto.stepfunctions.parser.backend.execution_worker:ExecutionWorker",
+        "start",
+        _started_once_answered,
+    ),
+    Patch(113, "http.client", "parse_headers", _plain_header_block),
+    Patch(
+        114,
+        "moto.moto_server.werkzeug_app:DomainDispatcherApplication",
+        "get_backend_for_host",
+        _hosts_matched_once,
+    ),
+)

@@ -1,0 +1,243 @@
+"""``serve``'s HTTP server (fixes 112 to 115, speed: no answer changes): connections kept as AWS's
+endpoints keep them, header blocks parsed without the email package, each host routed once, and a
+StartExecution answered before its execution runs."""
+
+from __future__ import annotations
+
+import email.parser
+import http.client
+import io
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from moto.moto_server import werkzeug_app
+from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.compat import moto_server
+from sfn_idempotency.local.engine.backends import ServerBackend
+from tests.servers import free_port
+
+ROLE = "arn:aws:iam::123456789012:role/connections"
+DEADLINE_SECONDS = 10  # for the test's own sockets and waits, not a measurement
+LIST_MACHINES = "AWSStepFunctions.ListStateMachines"
+
+
+@pytest.fixture
+def served() -> Iterator[LocalCloud]:
+    with LocalCloud(backend=ServerBackend("127.0.0.1", free_port())) as cloud:
+        yield cloud
+
+
+def _request(cloud: LocalCloud, target: str, body: dict[str, Any], extra: str = "") -> bytes:
+    port = str(cloud.endpoint_url).rsplit(":", 1)[1]
+    payload = json.dumps(body).encode()
+    head = (
+        f"POST / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Amz-Target: {target}\r\n"
+        "Content-Type: application/x-amz-json-1.0\r\n"
+        "Authorization: AWS4-HMAC-SHA256 Credential=local/20261204/us-east-1/states/aws4_request, "
+        f"SignedHeaders=host, Signature=0\r\n{extra}"
+    )
+    if "chunked" in extra:
+        return f"{head}\r\n{len(payload):x}\r\n".encode() + payload + b"\r\n0\r\n\r\n"
+    return f"{head}Content-Length: {len(payload)}\r\n\r\n".encode() + payload
+
+
+def _connect(cloud: LocalCloud) -> socket.socket:
+    host, port = str(cloud.endpoint_url).removeprefix("http://").rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=DEADLINE_SECONDS)
+
+
+def _read_answer(stream: io.BufferedReader) -> tuple[int, dict[str, str], bytes]:
+    status = int(stream.readline().split()[1])
+    headers: dict[str, str] = {}
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode().partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, stream.read(int(headers["content-length"]))
+
+
+def test_one_connection_answers_requests_sent_back_to_back(served: LocalCloud):
+    # Given a machine, and two requests written at once on one connection (each with its body)
+    served.client("stepfunctions").create_state_machine(
+        name="kept",
+        definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+        roleArn=ROLE,
+    )
+    with _connect(served) as connection:
+        connection.sendall(
+            _request(served, LIST_MACHINES, {}) + _request(served, LIST_MACHINES, {"maxResults": 1})
+        )
+        # When both answers are read from it
+        stream = connection.makefile("rb")
+        answers = [_read_answer(stream), _read_answer(stream)]
+    # Then each request got its own answer, and neither closed the connection
+    assert [status for status, _, _ in answers] == [200, 200]
+    assert [headers.get("connection") for _, headers, _ in answers] == [None, None]
+    assert [len(json.loads(body)["stateMachines"]) for _, _, body in answers] == [1, 1]
+    assert "nextToken" not in json.loads(answers[1][2])
+
+
+def test_a_chunked_request_is_answered_and_its_connection_closed(served: LocalCloud):
+    # Given a request whose body is chunked: its end is only found by reading what follows it
+    with _connect(served) as connection:
+        connection.sendall(_request(served, LIST_MACHINES, {}, extra="Transfer-Encoding: chunked\r\n"))
+        # When its answer is read
+        stream = connection.makefile("rb")
+        status, headers, _ = _read_answer(stream)
+        # Then it is answered, and the connection is closed as werkzeug closes it
+        assert (status, headers.get("connection")) == (200, "close")
+        assert stream.read() == b""
+
+
+def test_a_stopped_server_ends_the_connections_it_kept():
+    # Given a connection that a served engine kept after answering it
+    cloud = LocalCloud(backend=ServerBackend("127.0.0.1", free_port())).start()
+    try:
+        connection = _connect(cloud)
+        connection.sendall(_request(cloud, LIST_MACHINES, {}))
+        stream = connection.makefile("rb")
+        assert _read_answer(stream)[0] == 200
+    finally:
+        # When the engine stops
+        cloud.close()
+    # Then the connection ends: no later request on it reaches the stopped engine
+    with connection:
+        assert stream.read() == b""
+
+
+def test_a_plain_header_block_is_read_without_the_email_parser(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given the email parser, counted
+    parsed: list[str] = []
+    parser = email.parser.Parser
+
+    class Counted(parser):  # type: ignore[misc,valid-type]
+        def parsestr(self, text: str, headersonly: bool = False) -> Any:
+            parsed.append(text)
+            return super().parsestr(text, headersonly)
+
+    monkeypatch.setattr(email.parser, "Parser", Counted)
+    parse_headers = http.client.parse_headers
+    plain = b"Host: a\r\nX-Amz-Meta-Key_Name:  v\r\nX: \xe9\r\nX: two\r\n\r\n"
+    # When serve's handler reads a plain block, and a folded one
+    message = parse_headers(io.BytesIO(plain), _class=moto_server._PlainHeaders)
+    folded = parse_headers(io.BytesIO(b"Host: a\r\nX: one\r\n two\r\n\r\n"), _class=moto_server._PlainHeaders)
+    # Then the plain block never reached the email parser, and reads as the email parser reads it
+    assert len(parsed) == 1
+    assert "two" in parsed[0]
+    reference = parser(_class=moto_server._PlainHeaders).parsestr(plain.decode("iso-8859-1"))
+    assert (
+        message.items()
+        == reference.items()
+        == [
+            ("Host", "a"),
+            ("X-Amz-Meta-Key_Name", "v"),
+            ("X", "\xe9"),
+            ("X", "two"),
+        ]
+    )
+    assert (message.get_payload(), message.defects) == (reference.get_payload(), reference.defects)
+    assert folded.get_all("X") == ["one\r\n two"]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        b"Host: a\r\n\r\n",
+        b"Host:a\r\nX:\t spaced \r\n\r\n",
+        b"A: b\nC: d\n\n",
+        b"From someone\r\nHost: a\r\n\r\n",
+        b": no name\r\nA: b\r\n\r\n",
+        b"no colon\r\nA: b\r\n\r\n",
+        b"Content-Type: multipart/form-data; boundary=x\r\n\r\n",
+        b"A: b\x85c\r\n\r\n",
+        b"A: b\rC: d\r\n\r\n",
+        b"A: b\r\n",
+    ],
+    ids=repr,
+)
+def test_every_header_block_reads_as_the_email_parser_reads_it(local_cloud: LocalCloud, block: bytes):
+    # When a block is read by serve's handler and by the email parser
+    ours = http.client.parse_headers(io.BytesIO(block), _class=moto_server._PlainHeaders)
+    reference = email.parser.Parser(_class=moto_server._PlainHeaders).parsestr(block.decode("iso-8859-1"))
+    # Then the two are the same message
+    assert ours.items() == reference.items()
+    assert (ours.get_unixfrom(), str(ours.get_payload()), [type(d) for d in ours.defects]) == (
+        reference.get_unixfrom(),
+        str(reference.get_payload()),
+        [type(d) for d in reference.defects],
+    )
+
+
+def test_each_host_is_routed_once_and_as_moto_routes_it(local_cloud: LocalCloud):
+    # Given moto's dispatcher, whose URL patterns count their matches
+    dispatcher = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
+    matches: list[str] = []
+
+    class Counted:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def match(self, text: str) -> Any:
+            matches.append(text)
+            return self.pattern.match(text)
+
+    dispatcher.backend_url_patterns = [
+        (name, Counted(pattern)) for name, pattern in dispatcher.backend_url_patterns
+    ]
+    # When a host is routed three times, and a host no service has twice
+    host = "states.us-east-1.amazonaws.com"
+    routed = [dispatcher.get_backend_for_host(host)]
+    first = len(matches)
+    routed += [dispatcher.get_backend_for_host(host) for _ in range(2)]
+    again = len(matches)
+    unknown = [dispatcher.get_backend_for_host("nothing.example") for _ in range(2)]
+    # Then only the first routing matched patterns; the unknown host is matched each time
+    assert routed == ["stepfunctions"] * 3
+    assert (first > 0, again) == (True, first)
+    assert unknown == [None, None]
+    assert len(matches) > again
+
+
+def test_a_start_execution_is_answered_before_its_execution_runs(
+    served: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a record of when serve has answered a StartExecution, and what an execution saw
+    handler = werkzeug_app.MotoRequestHandler
+    answer, answered, seen = handler._answer, threading.Event(), []
+
+    def answer_and_note(self: Any) -> None:
+        answer(self)
+        if self.headers.get("X-Amz-Target", "").endswith(".StartExecution"):
+            answered.set()
+
+    logic = ExecutionWorker._execution_logic
+
+    def noting_logic(self: Any) -> None:
+        seen.append(answered.is_set())
+        logic(self)
+
+    monkeypatch.setattr(handler, "_answer", answer_and_note)
+    monkeypatch.setattr(ExecutionWorker, "_execution_logic", noting_logic)
+    sfn = served.client("stepfunctions")
+    arn = sfn.create_state_machine(
+        name="answered-first",
+        definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+        roleArn=ROLE,
+    )["stateMachineArn"]
+    # When an execution is started through the server, and waited for
+    execution = sfn.start_execution(stateMachineArn=arn, input='{"n": 1}')["executionArn"]
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while (described := sfn.describe_execution(executionArn=execution))["status"] == "RUNNING":
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    # Then it ran once, after its StartExecution was answered, and ended as before
+    assert seen == [True]
+    assert (described["status"], json.loads(described["output"])) == ("SUCCEEDED", {"n": 1})
