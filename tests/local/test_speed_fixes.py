@@ -504,3 +504,54 @@ def test_moto_s_server_lists_its_modules_once_and_as_moto_lists_them(
     assert answers == [expected] * 3
     assert "stepfunctions" in expected
     assert listings == []
+
+
+def test_a_maps_results_are_copies_in_item_order_without_the_generic_deep_copy(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a Map whose iterations return objects, and copy.deepcopy counted from here on (fix 116)
+    sfn = local_cloud.client("stepfunctions")
+    iteration = {
+        "StartAt": "Echo",
+        "States": {"Echo": {"Type": "Pass", "Parameters": {"n.$": "$"}, "End": True}},
+    }
+    definition = {
+        "StartAt": "Fan",
+        "States": {"Fan": {"Type": "Map", "MaxConcurrency": 3, "ItemProcessor": iteration, "End": True}},
+    }
+    machine = sfn.create_state_machine(name="map-results", definition=json.dumps(definition), roleArn=ROLE)
+    deep_copies: list[Any] = []
+    deepcopy = copy.deepcopy
+
+    def counted(value: Any, memo: Any = None) -> Any:
+        deep_copies.append(value)
+        return deepcopy(value, memo)
+
+    monkeypatch.setattr(copy, "deepcopy", counted)
+    # When it maps ten items
+    result = local_cloud.run(machine["stateMachineArn"], list(range(10)))
+    # Then each item's result is in its place, and no result went through copy.deepcopy
+    assert (result.status, result.output) == ("SUCCEEDED", [{"n": n} for n in range(10)])
+    assert not [value for value in deep_copies if type(value).__name__ in ("set", "JobClosed")]
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        "2026-12-04T02:30:00.123456+00:00",
+        "2026-12-04T02:30:00.999999+00:00",
+        "2026-12-04T02:30:00+00:00",
+        "2026-12-04T03:30:00.123456+01:00",
+        datetime.datetime(2026, 12, 4, 2, 30, 0, 5000, tzinfo=datetime.UTC),
+    ],
+)
+def test_a_context_timestamp_from_moto_s_text_is_written_as_from_the_moment(moment: Any):
+    from sfn_idempotency.local.compat.interpreter import aws_timestamp
+
+    # Given a moment as moto writes it (UTC text with microseconds), or otherwise
+    parsed = datetime.datetime.fromisoformat(moment) if isinstance(moment, str) else moment
+    # When the context object's text is written from it
+    written = aws_timestamp(moment)
+    # Then it is the moment in UTC to the millisecond, truncated, as written from the datetime
+    expected = parsed.astimezone(datetime.UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
+    assert written == expected

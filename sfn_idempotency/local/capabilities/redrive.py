@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from sfn_idempotency.local.compat.evaluation import copied_json
 from sfn_idempotency.local.compat.execution_ends import continued_history
 from sfn_idempotency.local.compat.express import refuse_an_express_execution
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
@@ -88,7 +89,7 @@ class RunRecord:
 
     def ended_well(self, key: FrameKey, output: Any) -> None:
         with self._lock:
-            self.succeeded[key] = copy.deepcopy(output)
+            self.succeeded[key] = copied_json(output)
 
     def started(self, key: FrameKey) -> None:
         """A frame starts (again, in a loop): what this run recorded of it and below it is stale.
@@ -154,7 +155,7 @@ def remember_the_resume_point(state: Any, env: Any) -> bool:
             ResumePoint(
                 state_name=state.name,
                 state_input=env.states.get_input(),  # a copy already
-                variables=copy.deepcopy(env.variable_store._inner_scope),
+                variables=copied_json(env.variable_store._inner_scope),
             ),
         )
     return True
@@ -189,7 +190,7 @@ def _resume_at(program: Any, env: Any, point: ResumePoint) -> Any:
     from moto.stepfunctions.parser.asl.component.common.flow.start_at import StartAt
 
     env.states.reset(point.state_input)
-    env.variable_store._inner_scope.update(copy.deepcopy(point.variables))
+    env.variable_store._inner_scope.update(copied_json(point.variables))
     resumed = copy.copy(program)
     resumed.start_at = StartAt(point.state_name)
     return resumed
@@ -235,7 +236,7 @@ def _branch_runs_or_keeps(original: Callable[[Any], None]) -> Callable[[Any], No
         if self._sfn_local_kept is _NOTHING:
             original(self)
             return
-        self.env.states.reset(copy.deepcopy(self._sfn_local_kept))
+        self.env.states.reset(copied_json(self._sfn_local_kept))
         self._branch_worker_comm.on_terminated(env=self.env)
 
     return start
@@ -274,7 +275,7 @@ def _jobs_keyed(
             if kept is not _NOTHING:
                 if count_kept is not None:
                     count_kept(self)
-                job.job_output = copy.deepcopy(kept)
+                job.job_output = copied_json(kept)
                 frame.record.ended_well(frame.key, kept)
                 return
             if point is not None:
@@ -298,7 +299,7 @@ def _resumed_input(original: Callable[[Any, Any], None]) -> Callable[[Any, Any],
         point: ResumePoint | None = getattr(env_frame, _POINT, None)
         if point is not None:
             env_frame.states.reset(point.state_input)
-            env_frame.variable_store._inner_scope.update(copy.deepcopy(point.variables))
+            env_frame.variable_store._inner_scope.update(copied_json(point.variables))
 
     return eval_input
 

@@ -41,6 +41,7 @@ evaluation (how the interpreter evaluates)
   110. [speed] A component's text (a walk of its whole tree) is written only when it is read: a
        Parallel branch's thread is named without it, a failure's ERROR line only for a logger that
        takes it.
+  116. [speed] A Map's gathered results are copied by fix 85's walk, not ``copy.deepcopy``.
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's

@@ -1,5 +1,5 @@
 """How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps,
-its logs (fixes 59, 63, 65, 66, 84, 85 and 110, speed: no behaviour changes).
+its logs (fixes 59, 63, 65, 66, 84, 85, 110 and 116, speed: no behaviour changes).
 
 59. moto ran every program (the machine's, each Map iteration's, each Parallel branch's) in a
     thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A program without
@@ -28,6 +28,9 @@ its logs (fixes 59, 63, 65, 66, 84, 85 and 110, speed: no behaviour changes).
     wrote its own text into an ERROR log line, each time, whether or not a logger took the line
     (the engine's take none). A branch's thread is named without it, and a failure's line is
     written only for a logger that takes it.
+116. A Map deep-copied its iterations' results with ``copy.deepcopy`` (fix 85's generic walk, a
+    memo entry per object) when it gathered them; each result is a JSON value, copied by fix 85's
+    walk.
 """
 
 from __future__ import annotations
@@ -213,6 +216,18 @@ def _logged_when_taken(original: Callable[..., None]) -> Callable[..., None]:
     return log
 
 
+# -- fix 116: a Map's gathered results, copied by fix 85's walk ---------------------------------------
+def _results_copied_as_json(_original: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
+    from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.job import JobClosed
+
+    def get_closed_jobs(self: Any) -> list[Any]:
+        with self._mutex:
+            closed = [JobClosed(job.job_index, copied_json(job.job_output)) for job in self._closed_jobs]
+        return sorted(closed, key=lambda job: job.job_index)
+
+    return get_closed_jobs
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
@@ -231,6 +246,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(110, f"{_COMPONENT_PACKAGE}.program.program:Program", "__format__", _formatted_by_its_class),
     Patch(110, f"{_EVAL_COMPONENT}:EvalComponent", "_log_failure_event_exception", _logged_when_taken),
     Patch(110, f"{_EVAL_COMPONENT}:EvalComponent", "_log_exception", _logged_when_taken),
+    Patch(
+        116,
+        f"{_COMPONENT_PACKAGE}.state.exec.state_map.iteration.job:JobPool",
+        "get_closed_jobs",
+        _results_copied_as_json,
+    ),
 )
 
 

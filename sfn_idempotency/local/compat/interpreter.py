@@ -284,10 +284,15 @@ def _assigned_variables_as_json(
     return get_assigned_variables
 
 
+_MOTO_UTC_TEXT = "2023-11-21T06:27:31.545123+00:00"  # how moto writes a moment: isoformat, in UTC
+
+
 def aws_timestamp(moment: datetime.datetime | str) -> str:
     """A timestamp as the context object holds it on AWS: UTC, milliseconds, ``Z``
     (``2023-11-21T06:27:31.545Z``, recorded)."""
     if isinstance(moment, str):
+        if len(moment) == len(_MOTO_UTC_TEXT) and moment[19] == "." and moment.endswith("+00:00"):
+            return moment[:23] + "Z"  # moto's own UTC text, microseconds truncated as isoformat does
         moment = datetime.datetime.fromisoformat(moment)
     return moment.astimezone(datetime.UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
 
