@@ -132,7 +132,7 @@ def test_a_plain_header_block_is_read_without_the_email_parser(
     # Then the plain block never reached the email parser, and reads as the email parser reads it
     assert len(parsed) == 1
     assert "two" in parsed[0]
-    reference = parser(_class=moto_server._PlainHeaders).parsestr(plain.decode("iso-8859-1"))
+    reference = parser(_class=http.client.HTTPMessage).parsestr(plain.decode("iso-8859-1"))
     assert (
         message.items()
         == reference.items()
@@ -164,11 +164,16 @@ def test_a_plain_header_block_is_read_without_the_email_parser(
     ids=repr,
 )
 def test_every_header_block_reads_as_the_email_parser_reads_it(local_cloud: LocalCloud, block: bytes):
-    # When a block is read by serve's handler and by the email parser
+    # When a block is read by serve's handler, and by the email parser into the standard message
     ours = http.client.parse_headers(io.BytesIO(block), _class=moto_server._PlainHeaders)
-    reference = email.parser.Parser(_class=moto_server._PlainHeaders).parsestr(block.decode("iso-8859-1"))
-    # Then the two are the same message
+    reference = email.parser.Parser(_class=http.client.HTTPMessage).parsestr(block.decode("iso-8859-1"))
+    # Then the two are the same message, read through every accessor werkzeug and moto use
     assert ours.items() == reference.items()
+    assert ours.keys() == reference.keys()
+    assert [ours.get(name) for name in ("a", "HOST", "x", "missing")] == [
+        reference.get(name) for name in ("a", "HOST", "x", "missing")
+    ]
+    assert (ours["a"], ours.get("missing", "none")) == (reference["a"], reference.get("missing", "none"))
     assert (ours.get_unixfrom(), str(ours.get_payload()), [type(d) for d in ours.defects]) == (
         reference.get_unixfrom(),
         str(reference.get_payload()),
