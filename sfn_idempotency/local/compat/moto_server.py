@@ -224,10 +224,12 @@ def _plain_message(block: str) -> _PlainHeaders | None:
     return message
 
 
-def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[[Any, str | None], Any]:
-    matched: dict[str, Any] = {}
+_MATCHED = "_sfn_local_matched_hosts"  # on a dispatcher: each host's service, as its patterns said
 
+
+def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[[Any, str | None], Any]:
     def get_backend_for_host(self: Any, host: str | None) -> Any:
+        matched: dict[str, Any] = self.__dict__.setdefault(_MATCHED, {})
         if host is not None and host in matched:
             return matched[host]
         backend = original(self, host)
@@ -241,17 +243,17 @@ def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[
 PATCHES: tuple[Patch, ...] = (
     Patch(112, "moto.moto_server.werkzeug_app", "MotoRequestHandler", _connections_kept),
     Patch(112, "werkzeug.serving", "selectors", _no_drain_on_kept_connections),
-    Patch(
-        115,
-        "moto.stepfunctions.parser.backend.execution_worker:ExecutionWorker",
-        "start",
-        _started_once_answered,
-    ),
     Patch(113, "http.client", "parse_headers", _plain_header_block),
     Patch(
         114,
         "moto.moto_server.werkzeug_app:DomainDispatcherApplication",
         "get_backend_for_host",
         _hosts_matched_once,
+    ),
+    Patch(
+        115,
+        "moto.stepfunctions.parser.backend.execution_worker:ExecutionWorker",
+        "start",
+        _started_once_answered,
     ),
 )
