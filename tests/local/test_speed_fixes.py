@@ -506,8 +506,22 @@ def test_moto_s_server_lists_its_modules_once_and_as_moto_lists_them(
     assert listings == []
 
 
+@pytest.fixture
+def deep_copies(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What ``copy.deepcopy`` is asked to copy from here on."""
+    copied: list[Any] = []
+    deepcopy = copy.deepcopy
+
+    def counted(value: Any, memo: Any = None) -> Any:
+        copied.append(value)
+        return deepcopy(value, memo)
+
+    monkeypatch.setattr(copy, "deepcopy", counted)
+    return copied
+
+
 def test_a_maps_results_are_copies_in_item_order_without_the_generic_deep_copy(
-    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+    local_cloud: LocalCloud, deep_copies: list[Any]
 ):
     # Given a Map whose iterations return objects, and copy.deepcopy counted from here on (fix 116)
     sfn = local_cloud.client("stepfunctions")
@@ -520,14 +534,6 @@ def test_a_maps_results_are_copies_in_item_order_without_the_generic_deep_copy(
         "States": {"Fan": {"Type": "Map", "MaxConcurrency": 3, "ItemProcessor": iteration, "End": True}},
     }
     machine = sfn.create_state_machine(name="map-results", definition=json.dumps(definition), roleArn=ROLE)
-    deep_copies: list[Any] = []
-    deepcopy = copy.deepcopy
-
-    def counted(value: Any, memo: Any = None) -> Any:
-        deep_copies.append(value)
-        return deepcopy(value, memo)
-
-    monkeypatch.setattr(copy, "deepcopy", counted)
     # When it maps ten items
     result = local_cloud.run(machine["stateMachineArn"], list(range(10)))
     # Then each item's result is in its place, and no result went through copy.deepcopy
@@ -555,3 +561,43 @@ def test_a_context_timestamp_from_moto_s_text_is_written_as_from_the_moment(mome
     # Then it is the moment in UTC to the millisecond, truncated, as written from the datetime
     expected = parsed.astimezone(datetime.UTC).isoformat(timespec="milliseconds").removesuffix("+00:00") + "Z"
     assert written == expected
+
+
+def test_a_record_without_execution_data_leaves_out_the_data_and_keeps_the_rest(
+    local_cloud: LocalCloud, deep_copies: list[Any]
+):
+    # Given a machine logging every event without its data, and copy.deepcopy counted (fix 119)
+    local_cloud.client("logs").create_log_group(logGroupName="/sfn/no-data")
+    group_arn = f"arn:aws:logs:{local_cloud.region}:{local_cloud.account}:log-group:/sfn/no-data:*"
+    definition = {"StartAt": "Keep", "States": {"Keep": {"Type": "Pass", "End": True}}}
+    machine = local_cloud.sfn.create_state_machine(
+        name="no-data",
+        definition=json.dumps(definition),
+        roleArn=ROLE,
+        loggingConfiguration={
+            "level": "ALL",
+            "includeExecutionData": False,
+            "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
+        },
+    )["stateMachineArn"]
+    # When it runs
+    result = local_cloud.run(machine, {"order": {"id": "o-1"}})
+    events = local_cloud.client("logs").filter_log_events(logGroupName="/sfn/no-data")["events"]
+    records = [json.loads(event["message"]) for event in events]
+    # Then each record's details are its event's, without input and output
+    data = {"input", "inputDetails", "output", "outputDetails"}
+    expected = [
+        {key: value for key, value in details.items() if key not in data}
+        for details in (_details_of(event) for event in result.history)
+    ]
+    assert [record.get("details", {}) for record in records] == expected
+    assert {"roleArn", "inputDetails"} <= set(_details_of(result.history[0]))  # what was left out existed
+    # And the history keeps its data: the records' copies are their own
+    assert json.loads(_details_of(result.history[0])["input"]) == {"order": {"id": "o-1"}}
+    # And no record's details went through copy.deepcopy
+    assert not [value for value in deep_copies if isinstance(value, dict) and data & set(value)]
+
+
+def _details_of(event: dict[str, Any]) -> dict[str, Any]:
+    details = [value for key, value in event.items() if key.endswith("EventDetails")]
+    return details[0] if details else {}

@@ -201,6 +201,8 @@ execution_logs (CloudWatch Logs)
       PutLogEvents per stream and batch, in time order), never on the execution's path, as AWS
       delivers them; a read of Logs or of CloudWatch metrics first waits for the records sent
       before it.
+  119. [speed] A record without execution data copies its details' top level without the data
+       (moto deep-copied the details to pop four keys).
 
 callbacks (activities, and Tasks that wait for a token)
   34. [L27] An activity whose heartbeats stop fails with ``States.HeartbeatTimeout`` (moto: ``States.Timeout``);

@@ -9,6 +9,11 @@ Fix 106: the records are delivered as AWS delivers them, asynchronously and in b
 delivery thread, never on the execution's path (moto's interpreter wrote each record, and the
 metric filters read it, before its execution went on). Every read of CloudWatch Logs or of
 CloudWatch metrics first waits for the records already sent, so what a reader sees is unchanged.
+
+Fix 119 (speed): a record without execution data (``includeExecutionData`` false) leaves out its
+event's input and output, four keys at the top of its details. moto deep-copied the details to pop
+them; the top level is now copied without them. The values below it are shared with the history
+event, as every record with execution data shares its whole details: neither is changed after.
 """
 
 from __future__ import annotations
@@ -204,6 +209,40 @@ def _checked_logging_configuration(original: Any) -> Any:
     return answer
 
 
+# What a record without execution data leaves out (moto's ``_remove_data_from_history_log``).
+_EXECUTION_DATA = frozenset({"input", "inputDetails", "output", "outputDetails"})
+
+
+def _data_left_out_of_a_top_level_copy(original: Callable[..., Any]) -> Any:
+    def create_history_log(
+        event_id: int,
+        source_event_id: int,
+        event_type: Any,
+        timestamp: Any,
+        execution_arn: str,
+        event_details: dict[str, Any] | None,
+        include_execution_data: bool,
+    ) -> Any:
+        details = next(iter(event_details.values())) if event_details and len(event_details) == 1 else None
+        if include_execution_data or not isinstance(details, dict):
+            return original(
+                event_id,
+                source_event_id,
+                event_type,
+                timestamp,
+                execution_arn,
+                event_details,
+                include_execution_data,
+            )
+        binding = next(iter(event_details or {}))
+        without_data = {key: value for key, value in details.items() if key not in _EXECUTION_DATA}
+        return original(
+            event_id, source_event_id, event_type, timestamp, execution_arn, {binding: without_data}, True
+        )
+
+    return staticmethod(create_history_log)
+
+
 _LOGS_BACKEND = "moto.logs.models:LogsBackend"
 _CLOUDWATCH_BACKEND = "moto.cloudwatch.models:CloudWatchBackend"
 # What reads the records or the metrics their filters put (an Insights query reads at its start).
@@ -214,6 +253,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(30, _EXECUTION, "__init__", _sessions_from_configuration),
     Patch(30, f"{_LOGGING_MODULE}:CloudWatchLoggingSession", "publish_history_log", _publish_to_moto_logs),
     *(Patch(106, _LOGS_BACKEND, name, _after_delivery) for name in _LOGS_READS),
+    Patch(
+        119,
+        "moto.stepfunctions.parser.asl.eval.event.event_manager:EventManager",
+        "_create_history_log",
+        _data_left_out_of_a_top_level_copy,
+    ),
     *(Patch(106, _CLOUDWATCH_BACKEND, name, _after_delivery) for name in _METRIC_READS),
     Patch(47, _RESPONSES, "create_state_machine", _checked_logging_configuration),
     Patch(47, _RESPONSES, "update_state_machine", _checked_logging_configuration),
