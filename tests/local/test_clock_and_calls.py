@@ -127,3 +127,43 @@ def test_a_wrapper_may_answer_a_failure_after_the_code_ran(local_cloud: LocalClo
     # And unwrapped, the call answers for itself
     unwrap()
     assert local_cloud.run(_task_machine(local_cloud, function.arn), {"n": 2}).status == "SUCCEEDED"
+
+
+def test_a_running_and_an_ended_execution_s_progress_is_read_without_copying_its_history(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    from sfn_idempotency.local.engine import results
+
+    # Given one execution waiting in its second state and one that ended (its history packed)
+    steps = {
+        "StartAt": "First",
+        "States": {
+            "First": {"Type": "Pass", "Next": "Hold"},
+            "Hold": {"Type": "Wait", "Seconds": 600, "Next": "Last"},
+            "Last": {"Type": "Pass", "End": True},
+        },
+    }
+    machine = local_cloud.create_state_machine("progress", json.dumps(steps), {})
+    held = local_cloud.start_execution(machine, {})
+    local_cloud.wait_until(lambda: "Hold" in local_cloud.states_so_far(held), what="the Wait state")
+    ended = local_cloud.run(
+        local_cloud.create_state_machine("ended", json.dumps({**steps, "StartAt": "Last"}), {}), {}
+    ).arn
+    # When their progress is read, with the history's copies counted
+    copies: list[Any] = []
+    answered = results._as_answered
+
+    def counted(value: Any) -> Any:
+        copies.append(value)
+        return answered(value)
+
+    monkeypatch.setattr(results, "_as_answered", counted)
+    progress = {
+        arn: (local_cloud.states_so_far(arn), local_cloud.history_length(arn)) for arn in (held, ended)
+    }
+    # Then each is what its history says, and no event was copied to say it
+    assert progress == {
+        held: (["First", "Hold"], 4),  # started, First entered and exited, Hold entered
+        ended: (["Last"], 4),  # started, Last entered and exited, succeeded
+    }
+    assert copies == []

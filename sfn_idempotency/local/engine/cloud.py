@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from sfn_idempotency.deployed.executions import TERMINAL_STATUSES, entered_states
+from sfn_idempotency.deployed.executions import TERMINAL_STATUSES
 from sfn_idempotency.flow import definitions
 from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.lambdas.compute_key import clock as lambda_clock
@@ -34,7 +34,13 @@ from sfn_idempotency.local.controls.faults import FaultPlan
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
 from sfn_idempotency.local.engine.clients import local_client
 from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
-from sfn_idempotency.local.engine.results import ExecutionResult, ended_result, history_of
+from sfn_idempotency.local.engine.results import (
+    ExecutionResult,
+    ended_result,
+    event_count,
+    history_of,
+    states_entered,
+)
 from sfn_idempotency.local.http.request_guard import AccessPolicy
 from sfn_idempotency.local.http.served_apis import IntegrationServices, ServedApis
 from sfn_idempotency.local.http.server import stage_urls
@@ -573,14 +579,15 @@ class LocalCloud:
 
     def history_so_far(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
         """The events of a (possibly running) execution so far."""
-        return self._history(execution_arn)
+        return history_of(self._execution(execution_arn))
 
     def states_so_far(self, execution_arn: str) -> list[str]:
         """The states a (possibly running) execution has entered so far."""
-        return entered_states(self._history(execution_arn))
+        return states_entered(self._execution(execution_arn))
 
-    def _history(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
-        return history_of(self._execution(execution_arn))
+    def history_length(self, execution_arn: str) -> int:
+        """How many events a (possibly running) execution has so far."""
+        return event_count(self._execution(execution_arn))
 
     def _stop_running_executions(self) -> None:
         """Every execution still running, Express ones included, stopped as StopExecution would."""

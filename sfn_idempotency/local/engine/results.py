@@ -72,6 +72,17 @@ def history_of(execution: Any) -> tuple[dict[str, Any], ...]:
     return tuple(_as_answered(event) for event in _events(execution))
 
 
+def states_entered(execution: Any) -> list[str]:
+    """The states a (possibly running) execution has entered so far, read from the events moto
+    holds: a name and a type need no copy of the history."""
+    return entered_states(_events(execution))
+
+
+def event_count(execution: Any) -> int:
+    """How many events a (possibly running) execution has so far."""
+    return len(_events(execution))
+
+
 def _events(execution: Any) -> list[dict[str, Any]]:
     """The events moto holds, as they are: ``_as_answered`` copies each, so moto's own deep copy of
     the whole history (``to_history_output``) is not paid twice."""

@@ -13,7 +13,6 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.deployed.executions import entered_states
 from sfn_idempotency.deployed.records import plain
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.controls import call_origins, task_deadlines
@@ -418,7 +417,7 @@ class Director:
             (self._helper_label(arn), arn) for arn in self._new_helper_executions()
         ]
         for label, arn in labelled:
-            entered = entered_states(self.cloud.history_so_far(arn))
+            entered = self.cloud.states_so_far(arn)
             seen = self._states_seen.get(arn, 0)
             if len(entered) > seen:
                 states[label] = entered[seen:]
@@ -518,7 +517,7 @@ class Director:
         return not arn or self.cloud.status_of(arn) == "RUNNING"
 
     def _history_length(self, arn: str) -> int:
-        return len(self.cloud.history_so_far(arn)) if arn else 0
+        return self.cloud.history_length(arn) if arn else 0
 
     def _position(self, trace: ExecutionTrace) -> str:
         held = next((h for h in self.held if h.label == trace.label and h.pause.holding), None)
