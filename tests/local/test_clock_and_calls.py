@@ -161,9 +161,14 @@ def test_a_running_and_an_ended_execution_s_progress_is_read_without_copying_its
     progress = {
         arn: (local_cloud.states_so_far(arn), local_cloud.history_length(arn)) for arn in (held, ended)
     }
+    outcomes = [local_cloud.snapshot(arn, with_history=False) for arn in (held, ended)]
     # Then each is what its history says, and no event was copied to say it
     assert progress == {
         held: (["First", "Hold"], 4),  # started, First entered and exited, Hold entered
         ended: (["Last"], 4),  # started, Last entered and exited, succeeded
     }
+    assert [(o.status, o.output, o.history) for o in outcomes] == [
+        ("RUNNING", None, ()),
+        ("SUCCEEDED", {}, ()),
+    ]
     assert copies == []

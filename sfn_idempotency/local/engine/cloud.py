@@ -562,9 +562,10 @@ class LocalCloud:
                 raise TimeoutError(f"not reached within {timeout} s: {what or condition}")
             time.sleep(POLL_INTERVAL_SECONDS)
 
-    def snapshot(self, execution_arn: str) -> ExecutionResult:
-        """The execution as it is now, running or ended."""
-        return ended_result(self._execution(execution_arn))
+    def snapshot(self, execution_arn: str, *, with_history: bool = True) -> ExecutionResult:
+        """The execution as it is now, running or ended; ``with_history=False`` leaves its history
+        out (an empty tuple), for a reader of its status, output and error alone."""
+        return ended_result(self._execution(execution_arn), with_history=with_history)
 
     def status_of(self, execution_arn: str) -> str:
         """The execution's status now (RUNNING, SUCCEEDED...), read in process."""

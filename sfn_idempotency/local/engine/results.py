@@ -50,7 +50,7 @@ class ExecutionResult:
         return lambda_invocations(self.history, function_arn)
 
 
-def ended_result(execution: Any) -> ExecutionResult:
+def ended_result(execution: Any, *, with_history: bool = True) -> ExecutionResult:
     """An ended execution as the engine holds it, read in process: what DescribeExecution and
     GetExecutionHistory answer, without their serializer (compat fix 56's companion: a waiter
     pays no HTTP encoding for what it already has)."""
@@ -61,7 +61,7 @@ def ended_result(execution: Any) -> ExecutionResult:
         output_json=execution.output if status == "SUCCEEDED" else None,
         error=execution.error,
         cause=execution.cause,
-        history=history_of(execution),
+        history=history_of(execution) if with_history else (),
     )
 
 

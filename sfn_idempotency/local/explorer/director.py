@@ -405,7 +405,7 @@ class Director:
         self.cloud.faults.withdraw(*[h.pause for h in self.held], *self.helper_pauses)
 
     def _final(self, trace: ExecutionTrace) -> None:
-        result = self.cloud.snapshot(trace.arn)
+        result = self.cloud.snapshot(trace.arn, with_history=False)
         trace.status, trace.error = result.status, result.error
         trace.output = result.output if result.status == "SUCCEEDED" else None
 
@@ -465,7 +465,7 @@ class Director:
     def _status_text(self, arn: str, status: str) -> str:
         if status != "FAILED":
             return status
-        return f"FAILED {self.cloud.snapshot(arn).error}"
+        return f"FAILED {self.cloud.snapshot(arn, with_history=False).error}"
 
     def _new_helper_executions(self) -> list[str]:
         found = []
