@@ -24,7 +24,9 @@ from sfn_idempotency.local.explorer.target import Target
 
 STEP_DEADLINE_SECONDS = 30.0  # a step that does not settle in this long is the engine's failure
 QUIET_CHECKS = 2  # consecutive quiet looks
-POLL_SECONDS = 0.002
+# Between two looks at in-process objects. Every step waits for at least two looks, several times a
+# schedule: at 2 ms these sleeps were a quarter of an exploration's time, the process idle.
+POLL_SECONDS = 0.0005
 SETTLE_ROUNDS = 40  # at the end, held executions let go one at a time: at most this many
 LEASE_MARGIN_MS = 1000
 UNSUCCESSFUL = ("FAILED", "ABORTED", "TIMED_OUT")
