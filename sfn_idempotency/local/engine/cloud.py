@@ -31,16 +31,11 @@ from sfn_idempotency.local.controls import call_origins, state_entry, task_deadl
 from sfn_idempotency.local.controls.calls import CallCounter
 from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.controls.faults import FaultPlan
+from sfn_idempotency.local.engine import results
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
 from sfn_idempotency.local.engine.clients import local_client
 from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
-from sfn_idempotency.local.engine.results import (
-    ExecutionResult,
-    ended_result,
-    event_count,
-    history_of,
-    states_entered,
-)
+from sfn_idempotency.local.engine.results import ExecutionResult
 from sfn_idempotency.local.http.request_guard import AccessPolicy
 from sfn_idempotency.local.http.served_apis import IntegrationServices, ServedApis
 from sfn_idempotency.local.http.server import stage_urls
@@ -467,7 +462,7 @@ class LocalCloud:
 
     def wait(self, execution_arn: str, timeout: float = DEFAULT_WAIT_SECONDS) -> ExecutionResult:
         """Block until the execution ends (TimeoutError after ``timeout`` seconds); its result."""
-        return ended_result(self._await_end(execution_arn, timeout))
+        return results.ended_result(self._await_end(execution_arn, timeout))
 
     def _await_end(self, execution_arn: str, timeout: float) -> Any:
         """Watch moto's own execution object (it lives in this process, server or not) instead of
@@ -519,7 +514,7 @@ class LocalCloud:
         arn = response["executionArn"]
         with compat.sync_executions_lock:
             execution = compat.sync_executions.get(arn)
-        events = history_of(execution) if execution is not None else ()
+        events = results.history_of(execution) if execution is not None else ()
         return ExecutionResult.of(response, events)
 
     # -- AWS's unit-test APIs, offline ---------------------------------------------------------
@@ -565,7 +560,7 @@ class LocalCloud:
     def snapshot(self, execution_arn: str, *, with_history: bool = True) -> ExecutionResult:
         """The execution as it is now, running or ended; ``with_history=False`` leaves its history
         out (an empty tuple), for a reader of its status, output and error alone."""
-        return ended_result(self._execution(execution_arn), with_history=with_history)
+        return results.ended_result(self._execution(execution_arn), with_history=with_history)
 
     def status_of(self, execution_arn: str) -> str:
         """The execution's status now (RUNNING, SUCCEEDED...), read in process."""
@@ -580,15 +575,15 @@ class LocalCloud:
 
     def history_so_far(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
         """The events of a (possibly running) execution so far."""
-        return history_of(self._execution(execution_arn))
+        return results.history_of(self._execution(execution_arn))
 
     def states_so_far(self, execution_arn: str) -> list[str]:
         """The states a (possibly running) execution has entered so far."""
-        return states_entered(self._execution(execution_arn))
+        return results.states_entered(self._execution(execution_arn))
 
     def history_length(self, execution_arn: str) -> int:
         """How many events a (possibly running) execution has so far."""
-        return event_count(self._execution(execution_arn))
+        return results.event_count(self._execution(execution_arn))
 
     def _stop_running_executions(self) -> None:
         """Every execution still running, Express ones included, stopped as StopExecution would."""
