@@ -23,6 +23,7 @@ import boto3
 
 from sfn_idempotency import demo
 from sfn_idempotency.deployed.remote import RemoteTarget, client, default_state_machine, only_table
+from sfn_idempotency.local.engine.targets import EMBEDDED_HOLD_SECONDS
 from sfn_idempotency.settings import example_settings
 
 REPOSITORY_ROOT = Path(__file__).resolve().parent.parent
@@ -45,7 +46,12 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         sfn = client("stepfunctions", arguments.endpoint_url, arguments.region)
         dynamodb = client("dynamodb", arguments.endpoint_url, arguments.region)
         remote = RemoteTarget(
-            sfn, dynamodb, default_state_machine(sfn), only_table(dynamodb), example_settings()
+            sfn,
+            dynamodb,
+            default_state_machine(sfn),
+            only_table(dynamodb),
+            example_settings(),
+            concurrent_hold_seconds=EMBEDDED_HOLD_SECONDS,  # an engine at an endpoint runs as fast
         )
         return compare(remote, f"endpoint {arguments.endpoint_url}", out)
     if session.get_credentials() is None or session.region_name is None:

@@ -20,8 +20,6 @@ from sfn_idempotency.lambdas.compute_key.computation import key_of
 if TYPE_CHECKING:
     from sfn_idempotency.local.engine.targets import LocalTarget
 
-# Long enough for a duplicate to arrive while the first execution holds the claim, on AWS too.
-CONCURRENT_HOLD_SECONDS = 3
 CLAIM_DEADLINE_SECONDS = 30.0
 CLAIM_POLL_SECONDS = 0.05
 
@@ -63,7 +61,7 @@ def run_scenarios(target: Target) -> list[Row]:
 
     # The first of two takes a while, so the second arrives while it holds the claim.
     slow_order = {"orderId": "o-1002", "amount": 10}
-    holder = target.start({**slow_order, "simulate": {"delaySeconds": CONCURRENT_HOLD_SECONDS}})
+    holder = target.start({**slow_order, "simulate": {"delaySeconds": target.concurrent_hold_seconds}})
     wait_for(lambda: claimed(slow_order), "the first execution's claim")
     record(
         "concurrent duplicate",

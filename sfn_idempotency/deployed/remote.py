@@ -19,6 +19,8 @@ from sfn_idempotency.flow.outcomes import Outcome
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 
 EXECUTION_DEADLINE_SECONDS = 300.0
+# Long enough on AWS for a second execution to start, claim and end while the first holds the claim.
+DEPLOYED_HOLD_SECONDS = 3.0
 DEFAULT_STATE_MACHINE_NAME = "idempotency"  # what `serve` creates
 LOCAL_REGION = "us-east-1"  # where `serve` creates it
 
@@ -82,8 +84,16 @@ class RemoteTarget:
     """``state_machine_arn`` runs the idempotency flow around a Lambda on ``table_name``."""
 
     def __init__(
-        self, sfn: Any, dynamodb: Any, state_machine_arn: str, table_name: str, settings: IdempotencySettings
+        self,
+        sfn: Any,
+        dynamodb: Any,
+        state_machine_arn: str,
+        table_name: str,
+        settings: IdempotencySettings,
+        *,
+        concurrent_hold_seconds: float = DEPLOYED_HOLD_SECONDS,
     ) -> None:
+        self.concurrent_hold_seconds = concurrent_hold_seconds
         self.sfn = sfn
         self.dynamodb = dynamodb
         self.state_machine_arn = state_machine_arn

@@ -30,6 +30,9 @@ class Target(Protocol):
     """Where the scenarios run: the embedded engine or a deployed state machine."""
 
     settings: IdempotencySettings
+    # How long the first of two concurrent orders holds its claim: long enough for the second to
+    # run from start to end meanwhile.
+    concurrent_hold_seconds: float
 
     def start(self, event: Any) -> str: ...
 

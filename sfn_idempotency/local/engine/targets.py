@@ -7,8 +7,13 @@ from typing import Any
 from sfn_idempotency.flow.outcomes import Outcome
 from sfn_idempotency.local.engine.service import IdempotentService
 
+# An embedded execution runs in milliseconds; a second is ample on a busy machine too.
+EMBEDDED_HOLD_SECONDS = 1.0
+
 
 class LocalTarget:
+    concurrent_hold_seconds = EMBEDDED_HOLD_SECONDS
+
     def __init__(self, service: IdempotentService) -> None:
         self.service = service
         self.settings = service.settings
