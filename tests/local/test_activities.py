@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from sfn_idempotency.local.capabilities.activities import ActivityWorker
 ROLE = "arn:aws:iam::123456789012:role/activities"
 SHORT_POLL_SECONDS = 0.2
 WORK_DEADLINE_SECONDS = 10
+RACE_POLL_SECONDS = 4.0
 
 
 class CardDeclined(Exception):
@@ -198,3 +200,36 @@ def test_an_activity_deleted_before_its_state_runs_fails_the_execution(local_clo
 
     assert (result.status, result.error) == ("FAILED", "States.Runtime")
     assert "The activity activity_arn does not exist." in (result.cause or "")  # moto's words, as recorded
+
+
+def test_closing_a_worker_whose_poll_starts_after_the_wake_takes_no_long_poll(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a worker whose poll reaches the queue only after close() has woken it once: it passed
+    # its stop check before close() began (the race that held a docs example for a minute)
+    monkeypatch.setattr(activities, "LONG_POLL_SECONDS", RACE_POLL_SECONDS)
+    woken = threading.Event()
+    wake = activities.TaskQueue.wake
+
+    def recorded_wake(self: activities.TaskQueue) -> None:
+        wake(self)
+        woken.set()
+
+    monkeypatch.setattr(activities.TaskQueue, "wake", recorded_wake)
+    polled = threading.Event()
+
+    class LatePoller:
+        def get_activity_task(self, **request: Any) -> Any:
+            polled.set()
+            woken.wait(WORK_DEADLINE_SECONDS)
+            return local_cloud.sfn.get_activity_task(**request)
+
+    arn = local_cloud.sfn.create_activity(name="late")["activityArn"]
+    with ActivityWorker(LatePoller(), arn, lambda order: order, worker_name="late-poller"):
+        assert polled.wait(WORK_DEADLINE_SECONDS)
+        # When the block ends and closes it
+        started = time.monotonic()
+
+    # Then its poll was woken again and its thread left, well before the long poll would end
+    assert time.monotonic() - started < RACE_POLL_SECONDS / 2
+    assert "activity-late-poller" not in {thread.name for thread in threading.enumerate()}

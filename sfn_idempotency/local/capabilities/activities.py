@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
@@ -24,6 +25,7 @@ from typing import Any, Self
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
 
 LONG_POLL_SECONDS = 60.0  # how long GetActivityTask waits for a task before it answers without one
+WAKE_INTERVAL_SECONDS = 0.01  # how often a closing worker wakes its poll until its thread has left
 _CALLBACKS = "moto.stepfunctions.parser.asl.eval.callback.callback:CallbackPoolManager"
 _RESPONSES = "moto.stepfunctions.responses:StepFunctionResponse"
 
@@ -169,6 +171,7 @@ class ActivityWorker:
         self._worker_name = worker_name
         self._heartbeat_seconds = heartbeat_seconds
         self._stop = threading.Event()
+        self._polling = threading.Event()
         self._thread = threading.Thread(target=self._work, name=f"activity-{worker_name}", daemon=True)
         self.tasks = 0
 
@@ -183,12 +186,23 @@ class ActivityWorker:
 
     def close(self) -> None:
         self._stop.set()
-        queue(self.activity_arn).wake()  # the poll in flight answers now, not in a minute
-        self._thread.join(LONG_POLL_SECONDS)
+        deadline = time.monotonic() + LONG_POLL_SECONDS
+        # One wake is lost when the worker has passed its stop check but its poll has not begun
+        # waiting yet (that poll then sleeps out its minute): wake while it polls, until it has left.
+        while self._thread.is_alive() and time.monotonic() < deadline:
+            if self._polling.is_set():
+                queue(self.activity_arn).wake()
+            self._thread.join(WAKE_INTERVAL_SECONDS)
 
     def _work(self) -> None:
         while not self._stop.is_set():
-            task = self._sfn.get_activity_task(activityArn=self.activity_arn, workerName=self._worker_name)
+            self._polling.set()
+            try:
+                task = self._sfn.get_activity_task(
+                    activityArn=self.activity_arn, workerName=self._worker_name
+                )
+            finally:
+                self._polling.clear()
             if "taskToken" in task and not self._stop.is_set():
                 self.tasks += 1
                 self._run(task["taskToken"], task.get("input") or "null")
