@@ -5,6 +5,7 @@ responses, passthrough behaviour, answered as API Gateway answers them."""
 from __future__ import annotations
 
 import json
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 from sfn_idempotency.local import LocalCloud
 
 DEADLINE_SECONDS = 30
+CLOSES_WITHIN_SECONDS = 0.25  # socketserver's default poll alone took up to 0.5 s
 REGION = "us-east-1"
 DYNAMODB_PUT_ITEM = f"arn:aws:apigateway:{REGION}:dynamodb:action/PutItem"
 
@@ -129,6 +131,27 @@ def test_a_selected_status_without_a_method_response_is_a_500(api: Api):
     )
     answer = call("GET", f"{api.deploy()}only")
     assert (answer.status_code, answer.json()) == (500, {"message": "Internal server error"})
+
+
+def test_a_cloud_that_served_an_api_closes_at_once():
+    # Given a cloud whose REST API stage has just answered
+    cloud = LocalCloud().start()
+    try:
+        api = Api(cloud)
+        api.method(
+            "GET",
+            "/ping",
+            {"type": "MOCK", "requestTemplates": {"application/json": '{"statusCode": 200}'}},
+            {"200": {}},
+        )
+        assert call("GET", f"{api.deploy()}ping").status_code == 200
+    finally:
+        # When it closes
+        started = time.monotonic()
+        cloud.close()
+
+    # Then the stage's server stopped without waiting out the standard library's half-second poll
+    assert time.monotonic() - started < CLOSES_WITHIN_SECONDS
 
 
 # -- the mapping template's variables -------------------------------------------------------------

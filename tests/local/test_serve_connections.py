@@ -26,6 +26,7 @@ from tests.servers import free_port
 ROLE = "arn:aws:iam::123456789012:role/connections"
 DEADLINE_SECONDS = 10  # for the test's own sockets and waits, not a measurement
 LIST_MACHINES = "AWSStepFunctions.ListStateMachines"
+STOPS_WITHIN_SECONDS = 0.25  # socketserver's default poll alone took up to 0.5 s
 
 
 @pytest.fixture
@@ -109,6 +110,20 @@ def test_a_stopped_server_ends_the_connections_it_kept():
     # Then the connection ends: no later request on it reaches the stopped engine
     with connection:
         assert stream.read() == b""
+
+
+def test_a_server_that_just_answered_stops_at_once():
+    # Given a served engine that has just answered a request (its loop has begun a new wait)
+    cloud = LocalCloud(backend=ServerBackend("127.0.0.1", free_port())).start()
+    try:
+        cloud.sfn.list_state_machines()
+    finally:
+        # When it stops
+        started = time.monotonic()
+        cloud.close()
+
+    # Then it did not wait out the standard library's half-second poll for the shutdown
+    assert time.monotonic() - started < STOPS_WITHIN_SECONDS
 
 
 def test_a_plain_header_block_is_read_without_the_email_parser(

@@ -20,6 +20,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from sfn_idempotency.console import ConsoleSettings, check_assets, with_console
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.http.request_guard import AccessPolicy, guarded
+from sfn_idempotency.local.http.server import SHUTDOWN_POLL_SECONDS
 
 
 class PortInUseError(OSError):
@@ -96,7 +97,9 @@ class ServerBackend:
         self._server = make_server(
             self.host, self.port, wsgi, True, request_handler=werkzeug_app.MotoRequestHandler
         )
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_SECONDS}, daemon=True
+        )
         self._thread.start()
 
     def stop(self) -> None:

@@ -25,6 +25,9 @@ from sfn_idempotency.local.http.rest_apis import Stage, stages_of
 # The stage that the SAM transform adds to every AWS::Serverless::Api beside its StageName (for
 # the OpenAPI 2 default of OpenApiVersion).
 SAM_EXTRA_STAGE = "Stage"
+# How often an idle server looks for a shutdown: at the standard library's 0.5 s, stopping a
+# server (every cloud that served an API, every test of one) waited up to half a second.
+SHUTDOWN_POLL_SECONDS = 0.02
 _VERBS = ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS")
 
 
@@ -54,7 +57,12 @@ class LocalRestApi:
         self._account, self._region = account, region
         handler = _handler(self, access_policy or AccessPolicy(listen_host=host))
         self._server = _Server((host, port), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="local-rest-api", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": SHUTDOWN_POLL_SECONDS},
+            name="local-rest-api",
+            daemon=True,
+        )
 
     @property
     def endpoint(self) -> str:
