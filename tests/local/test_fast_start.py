@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 import textwrap
@@ -15,11 +16,14 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local.compat import patching
+from sfn_idempotency.local import LocalCloud, compat
+from sfn_idempotency.local.compat import interpreter, patching
 from sfn_idempotency.local.compat.patching import IncompatibleMotoError, Patch, apply, keep, missing
-from sfn_idempotency.local.engine import program_store
+from sfn_idempotency.local.engine import clients, program_store
+from sfn_idempotency.local.engine import cloud as cloud_module
 
 SUBPROCESS_DEADLINE_SECONDS = 120
+INTERPRETER_PACKAGE = "moto.stepfunctions.parser.asl.component"
 HEAVY_MODULES = ("moto.batch.models", "moto.ec2", "moto.cloudformation.parsing", "moto.apigateway.models")
 
 
@@ -193,3 +197,47 @@ def test_a_stored_program_runs_as_the_one_parsed_in_process(tmp_path: Path):
     assert parsed["replayed the same"] is True
     assert [status for status, _, _ in parsed["runs"]] == ["SUCCEEDED", "SUCCEEDED"]
     assert sorted((tmp_path / program_store.FOLDER).iterdir()) == sorted(stored)
+
+
+def test_a_clouds_start_walks_the_interpreter_once_checks_moto_once_and_makes_two_clients(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # Given the walk, the check of moto's internals and the clients made, counted
+    walks: list[str] = []
+    checks: list[bool] = []
+    made: list[str] = []
+    walk, incompatibilities, local_client = (
+        pkgutil.walk_packages,
+        compat.incompatibilities,
+        clients.local_client,
+    )
+
+    def counted_walk(path: Any, prefix: str = "", *rest: Any) -> Any:
+        walks.append(prefix)
+        return walk(path, prefix, *rest)
+
+    def counted_check(**options: bool) -> list[str]:
+        checks.append(True)
+        return incompatibilities(**options)
+
+    def counted_client(service: str, *args: Any, **options: Any) -> Any:
+        made.append(service)
+        return local_client(service, *args, **options)
+
+    monkeypatch.setattr(pkgutil, "walk_packages", counted_walk)
+    monkeypatch.setattr(compat, "incompatibilities", counted_check)
+    monkeypatch.setattr(cloud_module, "local_client", counted_client)
+    interpreter._interpreter_module_names.cache_clear()
+
+    # When two clouds start, one after the other
+    for _ in range(2):
+        with LocalCloud():
+            started_with = list(made)
+    # Then the interpreter's modules were listed once, moto checked once a cloud, and only the
+    # clients every test uses were made; EventBridge's is made when first asked for, once
+    assert walks.count(f"{INTERPRETER_PACKAGE}.") == 1
+    assert len(checks) == 2
+    assert started_with == ["stepfunctions", "dynamodb"] * 2
+    with LocalCloud() as cloud:
+        assert cloud.events is cloud.events
+        assert made.count("events") == 1

@@ -408,8 +408,8 @@ def check() -> None:
 
 
 def install() -> None:
-    """Apply every fix; idempotent, and safe before or after moto's modules were imported."""
-    check()
+    """Apply every fix; idempotent, and safe before or after moto's modules were imported. The
+    caller has run ``check()`` (LocalCloud does, when it is made: once, not at every start too)."""
     interpreter.interpreter_modules()
     apply(PATCHES)
     interpreter.route_task_clients()

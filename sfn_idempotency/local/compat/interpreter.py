@@ -130,10 +130,18 @@ def install_map_input_words() -> None:
 
 def interpreter_modules() -> list[Any]:
     """Every interpreter module, imported now so that none keeps the original later."""
-    package = importlib.import_module(_COMPONENT_PACKAGE)
-    for info in pkgutil.walk_packages(package.__path__, prefix=f"{_COMPONENT_PACKAGE}."):
-        importlib.import_module(info.name)
+    for name in _interpreter_module_names():
+        importlib.import_module(name)
     return [module for name, module in list(sys.modules.items()) if name.startswith(_COMPONENT_PACKAGE)]
+
+
+@functools.cache
+def _interpreter_module_names() -> tuple[str, ...]:
+    """The interpreter's modules, found once: the walk lists folders on disk, 12 ms at every
+    LocalCloud's start (twice), for a list that does not change while the process runs."""
+    package = importlib.import_module(_COMPONENT_PACKAGE)
+    prefix = f"{_COMPONENT_PACKAGE}."
+    return tuple(info.name for info in pkgutil.walk_packages(package.__path__, prefix=prefix))
 
 
 class _ScaledTime:

@@ -152,7 +152,6 @@ class LocalCloud:
             logger.setLevel(logging.CRITICAL)
         self.sfn = self.client("stepfunctions")
         self.dynamodb = self.client("dynamodb")
-        self.events = self.client("events")
         return self
 
     def close(self) -> None:
@@ -531,13 +530,17 @@ class LocalCloud:
         return _without_metadata(self.sfn.validate_state_machine_definition(**request))
 
     @functools.cached_property
+    def events(self) -> Any:
+        """EventBridge's client, made when first used: most clouds never use it (a client, ~9 ms)."""
+        return self.client("events")
+
+    @functools.cached_property
     def integration_services(self) -> IntegrationServices:
         """How the REST APIs this cloud serves reach its services (sfn_idempotency.local.http)."""
         return IntegrationServices(self.client, self.region)
 
     def _unprefixed_sfn(self) -> Any:
-        """TestState and StartSyncExecution go to the "sync-" host on AWS; a server endpoint has no
-        such host."""
+        """TestState and StartSyncExecution go to AWS's "sync-" host, which a server endpoint lacks."""
         if self._sfn_unprefixed is None:
             self._sfn_unprefixed = self.client("stepfunctions", inject_host_prefix=False)
         return self._sfn_unprefixed
