@@ -64,6 +64,12 @@ def listed(cloud: LocalCloud, **request: Any) -> list[str]:
     return [item["executionArn"] for page in pages(cloud, **request) for item in page["executions"]]
 
 
+def moto_machine(arn: str) -> Any:
+    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
+
+    return stepfunctions_parser_backends["123456789012"]["us-east-1"].describe_state_machine(arn)
+
+
 def motos_own_listing(machine: str, status: str | None = None) -> list[str]:
     """What moto's own ListExecutions gives, for comparison: its sort of every execution."""
     from moto.stepfunctions.models import StepFunctionBackend
@@ -138,6 +144,39 @@ def test_an_execution_is_described_from_the_index_and_a_missing_one_is_refused(l
         with pytest.raises(ClientError) as refused:
             local_cloud.sfn.describe_execution(executionArn=missing)
         assert refused.value.response["Error"]["Code"] == "ExecutionDoesNotExist"
+
+
+class WalkedList(list[Any]):
+    """A machine's list of executions that counts the walks through it."""
+
+    walks = 0
+
+    def __iter__(self) -> Iterator[Any]:
+        WalkedList.walks += 1
+        return super().__iter__()
+
+
+def test_a_named_start_finds_a_namesake_through_the_index_not_by_walking_every_execution(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a machine with twelve executions started by name, its list of executions watched
+    machine_arn = create(local_cloud, "names")
+    run_orders(local_cloud, machine_arn, 12)
+    machine = moto_machine(machine_arn)
+    monkeypatch.setattr(machine, "executions", WalkedList(machine.executions))
+    monkeypatch.setattr(WalkedList, "walks", 0)
+
+    # When a new name starts, Then the list is not walked (fix 120)
+    local_cloud.run(machine_arn, {"fail": False}, name="order-new")
+    assert WalkedList.walks == 0
+
+    # And a name in use is still refused in moto's words, after moto's own walk
+    with pytest.raises(ClientError) as taken:
+        local_cloud.sfn.start_execution(stateMachineArn=machine_arn, name="order-0003", input="{}")
+    assert taken.value.response["Error"]["Code"] == "ExecutionAlreadyExists"
+    execution = machine_arn.replace(":stateMachine:", ":execution:") + ":order-0003"
+    assert taken.value.response["Error"]["Message"] == f"Execution Already Exists: '{execution}'"
+    assert WalkedList.walks == 1
 
 
 def test_a_succeeded_history_is_packed_and_answers_the_same_events(local_cloud: LocalCloud):

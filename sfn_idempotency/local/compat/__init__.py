@@ -80,6 +80,8 @@ execution_lookups (finding and listing a machine's executions)
   82. [speed] DescribeExecution, GetExecutionHistory and ListExecutions find an execution through
       an index of ARNs, and read a page backwards from the newest execution or the token's (moto
       walked and sorted every execution the machine ever had, at every call).
+  120. [speed] A start by name looks for a namesake in the same index, and only a name in use goes
+      to moto's walk of the machine's executions (which grew with every named start before it).
 
 answers (the Step Functions API)
   3. [L12] Execution output is JSON text, always (moto unquoted strings and dropped null).

@@ -1,10 +1,15 @@
-"""Looking up and listing a machine's executions (fix 82, speed: no behaviour changes).
+"""Looking up and listing a machine's executions (fixes 82 and 120, speed: no behaviour changes).
 
 82. moto found an execution by walking its machine's list (DescribeExecution, GetExecutionHistory,
     and every item of a ListExecutions page, which fixes 44 and 48 describe again), and listed a page
     by sorting all of the machine's executions, then walking them to the page's token: each call grew
     with the executions a machine ever had. An execution is now found through an index of ARNs, and
     a page is read backwards from the newest execution, or from its token's, which the index places.
+
+120. Before each start, moto walked the machine's executions for one of the same name (fix 64 spares
+    only the names the engine draws): the walk grew with every execution a named start followed.
+    The index knows the first execution of each name; only a name in use goes to moto's walk,
+    which answers the running one of the same input, or refuses in moto's words.
 
 A machine's list grows at its end (moto appends each execution as it starts; a deleted machine takes
 its list with it), so each index catches up with the list's new end when asked. The index keeps the
@@ -26,6 +31,7 @@ from typing import Any
 from sfn_idempotency.local.compat.patching import Patch, keep
 
 _BACKEND = "moto.stepfunctions.models:StepFunctionBackend"
+_MACHINE = "moto.stepfunctions.models:StateMachine"
 _PAGINATOR = "moto.utilities.paginator:Paginator"
 _PAGE_ATTRIBUTES = ["start_date", "execution_arn"]  # moto's PAGINATION_MODEL for list_executions
 _PAGE_DEFAULT = 100
@@ -36,6 +42,7 @@ class _Index:
 
     def __init__(self) -> None:
         self.by_arn: dict[str, tuple[Any, int]] = {}  # the execution, and its place in the list
+        self.names: set[str] = set()
         # (start date, -place, execution), ascending: moto's order (newest first, ties as added) reversed
         self.ordered: list[tuple[Any, int, Any]] = []
         self.seen = 0
@@ -53,6 +60,7 @@ class _Index:
             for place in range(self.seen, end):
                 execution = executions[place]
                 self.by_arn[execution.execution_arn] = (execution, place)
+                self.names.add(execution.name)
                 if self.sortable:
                     try:
                         bisect.insort(self.ordered, (execution.start_date, -place, execution))
@@ -125,6 +133,17 @@ def _described_through_the_index(original: Callable[[Any, str], Any]) -> Callabl
     return describe_execution
 
 
+def _named_starts_look_in_the_index(
+    original: Callable[[Any, str, Any], Any],
+) -> Callable[[Any, str, Any], Any]:
+    def handle_name_input_idempotency(self: Any, name: str, execution_input: Any) -> Any:
+        if name not in _index_of(self).names:
+            return None
+        return original(self, name, execution_input)
+
+    return handle_name_input_idempotency
+
+
 def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
     def list_executions(
         self: Any,
@@ -174,6 +193,7 @@ def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
 
 PATCHES: tuple[Patch, ...] = (
     Patch(82, _BACKEND, "describe_execution", _described_through_the_index),
+    Patch(120, _MACHINE, "_handle_name_input_idempotency", _named_starts_look_in_the_index),
     Patch(82, _BACKEND, "list_executions", _listed_newest_first),
     Patch(82, _BACKEND, "_get_state_machine_for_execution", keep),
     Patch(82, _BACKEND, "_validate_execution_arn", keep),
