@@ -601,3 +601,57 @@ def test_a_record_without_execution_data_leaves_out_the_data_and_keeps_the_rest(
 def _details_of(event: dict[str, Any]) -> dict[str, Any]:
     details = [value for key, value in event.items() if key.endswith("EventDetails")]
     return details[0] if details else {}
+
+
+def test_frames_are_built_with_their_openers_event_manager_and_pools(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a Map of five items whose iterations run a Parallel of two branches, and the event
+    # managers, callback pools and Map run pools moto makes, counted
+    from moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor import (
+        map_run_record,
+    )
+    from moto.stepfunctions.parser.asl.eval.callback import callback
+    from moto.stepfunctions.parser.asl.eval.event import event_manager
+
+    made: list[str] = []
+    for owner in (
+        event_manager.EventManager,
+        callback.CallbackPoolManager,
+        map_run_record.MapRunRecordPoolManager,
+    ):
+        init = owner.__init__
+
+        def counted(self: Any, *args: Any, __init: Any = init, **kwargs: Any) -> None:
+            made.append(type(self).__name__)
+            __init(self, *args, **kwargs)
+
+        monkeypatch.setattr(owner, "__init__", counted)
+    branch = {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}}
+    machine = _machine(
+        local_cloud,
+        "frames",
+        {
+            "StartAt": "Fan",
+            "States": {
+                "Fan": {
+                    "Type": "Map",
+                    "ItemProcessor": {
+                        "ProcessorConfig": {"Mode": "INLINE"},
+                        "StartAt": "Both",
+                        "States": {"Both": {"Type": "Parallel", "Branches": [branch, branch], "End": True}},
+                    },
+                    "End": True,
+                }
+            },
+        },
+    )
+
+    # When it runs
+    result = local_cloud.run(machine, [1, 2, 3, 4, 5])
+
+    # Then its output and history are as before, and only the execution's own environment made
+    # each one (moto made them again for each of its frames: a worker, five iterations, ten branches)
+    assert (result.status, result.output) == ("SUCCEEDED", [[n, n] for n in [1, 2, 3, 4, 5]])
+    assert [event["type"] for event in result.history].count("ParallelStateSucceeded") == 5
+    assert sorted(made) == ["CallbackPoolManager", "EventManager", "MapRunRecordPoolManager"]

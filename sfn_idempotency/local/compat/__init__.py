@@ -42,6 +42,8 @@ evaluation (how the interpreter evaluates)
        Parallel branch's thread is named without it, a failure's ERROR line only for a logger that
        takes it.
   116. [speed] A Map's gathered results are copied by fix 85's walk, not ``copy.deepcopy``.
+  121. [speed] A frame (a Map iteration's, a Parallel branch's) is built with its opener's event
+      manager, callback pool and Map run pool, which moto made anew only to replace them.
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's

@@ -1,5 +1,5 @@
 """How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps,
-its logs (fixes 59, 63, 65, 66, 84, 85, 110 and 116, speed: no behaviour changes).
+its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116 and 121, speed: no behaviour changes).
 
 59. moto ran every program (the machine's, each Map iteration's, each Parallel branch's) in a
     thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A program without
@@ -31,6 +31,10 @@ its logs (fixes 59, 63, 65, 66, 84, 85, 110 and 116, speed: no behaviour changes
 116. A Map deep-copied its iterations' results with ``copy.deepcopy`` (fix 85's generic walk, a
     memo entry per object) when it gathered them; each result is a JSON value, copied by fix 85's
     walk.
+121. A frame (each Map iteration's, each Parallel branch's) was built with an event manager, a
+    callback pool and a Map run pool of its own, which ``as_inner_frame_of`` then replaced with
+    its opener's: each with a lock, an ordered dict or an id counter, made for nothing at every
+    iteration. While an environment opens a frame, the frame is built with its opener's.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
 _EXECUTE_STATE_MODULE = f"{_COMPONENT_PACKAGE}.state.exec.execute_state"
 _PROGRAM_STATE_MODULE = "moto.stepfunctions.parser.asl.eval.program_state"
 _EVENT_MANAGER_MODULE = "moto.stepfunctions.parser.asl.eval.event.event_manager"
+_ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment"
 _NAMES_ONLY_PROGRAM_STATES = ("ProgramRunning", "ProgramEnded")  # attributes: str or None only
 _FIRST_FOUR_DIGIT_YEAR = 1000  # strftime's %Y does not pad a shorter year; isoformat does
 
@@ -228,6 +233,39 @@ def _results_copied_as_json(_original: Callable[[Any], list[Any]]) -> Callable[[
     return get_closed_jobs
 
 
+# -- fix 121: a frame built with its opener's event manager and pools -----------------------------------
+class _Opening(threading.local):
+    opener: Any = None  # the environment opening a frame in this thread, while it does
+
+
+_opening = _Opening()
+
+
+def _frame_opened_by(original: Callable[..., Any]) -> Callable[..., Any]:
+    def open_frame(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _opening.opener = self
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _opening.opener = None
+
+    return open_frame
+
+
+def _openers_own(attribute: str) -> Callable[[type], Callable[..., Any]]:
+    """What a frame's constructor makes in place of ``original(...)``: its opener's ``attribute``,
+    which ``as_inner_frame_of`` assigns to the frame next; outside an opening, a new one."""
+
+    def build(original: type) -> Callable[..., Any]:
+        def made(*args: Any, **kwargs: Any) -> Any:
+            opener = _opening.opener
+            return getattr(opener, attribute) if opener is not None else original(*args, **kwargs)
+
+        return made
+
+    return build
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
@@ -252,6 +290,11 @@ PATCHES: tuple[Patch, ...] = (
         "get_closed_jobs",
         _results_copied_as_json,
     ),
+    Patch(121, f"{_ENVIRONMENT}:Environment", "open_frame", _frame_opened_by),
+    Patch(121, f"{_ENVIRONMENT}:Environment", "open_inner_frame", _frame_opened_by),
+    Patch(121, _ENVIRONMENT, "EventManager", _openers_own("event_manager")),
+    Patch(121, _ENVIRONMENT, "CallbackPoolManager", _openers_own("callback_pool_manager")),
+    Patch(121, _ENVIRONMENT, "MapRunRecordPoolManager", _openers_own("map_run_record_pool_manager")),
 )
 
 
