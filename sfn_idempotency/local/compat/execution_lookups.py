@@ -42,7 +42,7 @@ class _Index:
 
     def __init__(self) -> None:
         self.by_arn: dict[str, tuple[Any, int]] = {}  # the execution, and its place in the list
-        self.names: set[str] = set()
+        self.names: set[str] = set()  # every name an execution on the list has (fix 120)
         # (start date, -place, execution), ascending: moto's order (newest first, ties as added) reversed
         self.ordered: list[tuple[Any, int, Any]] = []
         self.seen = 0
@@ -193,11 +193,11 @@ def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
 
 PATCHES: tuple[Patch, ...] = (
     Patch(82, _BACKEND, "describe_execution", _described_through_the_index),
-    Patch(120, _MACHINE, "_handle_name_input_idempotency", _named_starts_look_in_the_index),
     Patch(82, _BACKEND, "list_executions", _listed_newest_first),
     Patch(82, _BACKEND, "_get_state_machine_for_execution", keep),
     Patch(82, _BACKEND, "_validate_execution_arn", keep),
     Patch(82, _PAGINATOR, "_parse_starting_token", keep),  # sets the _parsed_token read above
     Patch(82, _PAGINATOR, "_check_predicate", keep),
     Patch(82, _PAGINATOR, "_build_next_token", keep),
+    Patch(120, _MACHINE, "_handle_name_input_idempotency", _named_starts_look_in_the_index),
 )
