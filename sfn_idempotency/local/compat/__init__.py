@@ -414,9 +414,9 @@ def check() -> None:
 def install() -> None:
     """Apply every fix; idempotent, and safe before or after moto's modules were imported. The
     caller has run ``check()`` (LocalCloud does, when it is made: once, not at every start too)."""
-    interpreter.interpreter_modules()
+    modules = interpreter.interpreter_modules()  # all imported before the patches apply
     apply(PATCHES)
-    interpreter.route_task_clients()
+    interpreter.route_task_clients(modules)
     interpreter.install_map_input_words()
     evaluation.install_program_state_copies()
     answers.install_start_sync_execution()

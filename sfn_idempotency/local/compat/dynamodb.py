@@ -87,15 +87,18 @@ def _trees_copied_from_their_pickle(original: Callable[..., Any]) -> Callable[..
     return deepcopy
 
 
+_HANDLERS = "_sfn_local_handlers"  # on a walk: each node class's handler, found once
+
+
 def _handlers_found_once(original: Callable[..., Any]) -> Callable[..., Any]:
     from moto.dynamodb.parsing.ast_nodes import Node
 
     is_node: dict[type, bool] = {}  # by class: moto's nodes are abstract classes, slow to match
 
     def handler_of(walk: Any, kind: type) -> Callable[[Any], Any] | None:
-        handlers: dict[type, Callable[[Any], Any] | None] = walk.__dict__.setdefault(
-            "_sfn_local_handlers", {}
-        )
+        handlers: dict[type, Callable[[Any], Any] | None] | None = walk.__dict__.get(_HANDLERS)
+        if handlers is None:  # not setdefault: that would build an empty dict at every node
+            handlers = walk.__dict__[_HANDLERS] = {}
         if kind not in handlers:
             handlers[kind] = next(
                 (handler for cls, handler in walk._processing_map().items() if issubclass(kind, cls)), None

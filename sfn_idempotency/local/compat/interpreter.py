@@ -106,10 +106,10 @@ def forget_clients() -> None:
         _clients.clear()
 
 
-def route_task_clients() -> None:
+def route_task_clients(modules: list[Any]) -> None:
     """Interpreter modules imported ``boto_client_for`` by name: point each at the cached one too."""
     original = importlib.import_module(BOTO_CLIENT_MODULE)._sfn_local_original_boto_client_for
-    for module in interpreter_modules():
+    for module in modules:
         if getattr(module, "boto_client_for", None) is original:
             module.boto_client_for = cached_boto_client_for
 

@@ -229,7 +229,9 @@ _MATCHED = "_sfn_local_matched_hosts"  # on a dispatcher: each host's service, a
 
 def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[[Any, str | None], Any]:
     def get_backend_for_host(self: Any, host: str | None) -> Any:
-        matched: dict[str, Any] = self.__dict__.setdefault(_MATCHED, {})
+        matched: dict[str, Any] | None = self.__dict__.get(_MATCHED)
+        if matched is None:  # not setdefault: that would build an empty dict at every request
+            matched = self.__dict__[_MATCHED] = {}
         if host is not None and host in matched:
             return matched[host]
         backend = original(self, host)
