@@ -223,7 +223,9 @@ def _data_left_out_of_a_top_level_copy(original: Callable[..., Any]) -> Any:
         event_details: dict[str, Any] | None,
         include_execution_data: bool,
     ) -> Any:
-        details = next(iter(event_details.values())) if event_details and len(event_details) == 1 else None
+        binding, details = (
+            next(iter(event_details.items())) if event_details and len(event_details) == 1 else ("", None)
+        )
         if include_execution_data or not isinstance(details, dict):
             return original(
                 event_id,
@@ -234,7 +236,6 @@ def _data_left_out_of_a_top_level_copy(original: Callable[..., Any]) -> Any:
                 event_details,
                 include_execution_data,
             )
-        binding = next(iter(event_details or {}))
         without_data = {key: value for key, value in details.items() if key not in _EXECUTION_DATA}
         return original(
             event_id, source_event_id, event_type, timestamp, execution_arn, {binding: without_data}, True
@@ -253,13 +254,13 @@ PATCHES: tuple[Patch, ...] = (
     Patch(30, _EXECUTION, "__init__", _sessions_from_configuration),
     Patch(30, f"{_LOGGING_MODULE}:CloudWatchLoggingSession", "publish_history_log", _publish_to_moto_logs),
     *(Patch(106, _LOGS_BACKEND, name, _after_delivery) for name in _LOGS_READS),
+    *(Patch(106, _CLOUDWATCH_BACKEND, name, _after_delivery) for name in _METRIC_READS),
     Patch(
         119,
         "moto.stepfunctions.parser.asl.eval.event.event_manager:EventManager",
         "_create_history_log",
         _data_left_out_of_a_top_level_copy,
     ),
-    *(Patch(106, _CLOUDWATCH_BACKEND, name, _after_delivery) for name in _METRIC_READS),
     Patch(47, _RESPONSES, "create_state_machine", _checked_logging_configuration),
     Patch(47, _RESPONSES, "update_state_machine", _checked_logging_configuration),
 )
