@@ -64,18 +64,22 @@ def listed(cloud: LocalCloud, **request: Any) -> list[str]:
     return [item["executionArn"] for page in pages(cloud, **request) for item in page["executions"]]
 
 
-def moto_machine(arn: str) -> Any:
+def moto_backend() -> Any:
+    """moto's Step Functions backend of the cloud's account and region, as the engine holds it."""
     from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
-    return stepfunctions_parser_backends["123456789012"]["us-east-1"].describe_state_machine(arn)
+    return stepfunctions_parser_backends["123456789012"]["us-east-1"]
+
+
+def moto_machine(arn: str) -> Any:
+    return moto_backend().describe_state_machine(arn)
 
 
 def motos_own_listing(machine: str, status: str | None = None) -> list[str]:
     """What moto's own ListExecutions gives, for comparison: its sort of every execution."""
     from moto.stepfunctions.models import StepFunctionBackend
-    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
 
-    backend = stepfunctions_parser_backends["123456789012"]["us-east-1"]
+    backend = moto_backend()
     original = StepFunctionBackend._sfn_local_original_list_executions
     executions, token = original(backend, machine, status_filter=status, max_results=1000)
     assert token is None
@@ -117,11 +121,7 @@ def test_executions_started_together_are_listed_as_moto_sorts_them(local_cloud: 
     # appended out of turn (a start that took its time before its execution was added)
     machine = create(local_cloud, "ties")
     started = run_orders(local_cloud, machine, 8)
-    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
-
-    machine_object = stepfunctions_parser_backends["123456789012"]["us-east-1"].describe_state_machine(
-        machine
-    )
+    machine_object = moto_machine(machine)
     executions = machine_object.executions
     with execution_lookups.pruning(machine_object):  # as if they had been added with these starts
         for execution in executions[3:5]:
@@ -183,9 +183,7 @@ def test_a_succeeded_history_is_packed_and_answers_the_same_events(local_cloud: 
     # Given one execution that succeeded and one that failed
     machine = create(local_cloud, "packed")
     succeeded, failed = (local_cloud.run(machine, {"fail": fail}) for fail in (False, True))
-    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
-
-    backend = stepfunctions_parser_backends["123456789012"]["us-east-1"]
+    backend = moto_backend()
 
     def kept(arn: str) -> Any:
         return backend.describe_execution(arn).exec_worker.env.event_manager._history_event_list
@@ -236,9 +234,7 @@ def test_a_succeeded_run_keeps_a_slim_record_that_answers_its_readers(local_clou
     )
     succeeded = local_cloud.run(map_machine, [1, 2])
     failed = local_cloud.run(create(local_cloud, "kept"), {"fail": True})
-    from moto.stepfunctions.parser.models import stepfunctions_parser_backends
-
-    backend = stepfunctions_parser_backends["123456789012"]["us-east-1"]
+    backend = moto_backend()
 
     # Then the succeeded one keeps a slim record of its run (fix 109), the failed one (which a redrive
     # resumes) its whole run
