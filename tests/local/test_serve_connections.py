@@ -1,6 +1,7 @@
-"""``serve``'s HTTP server (fixes 112 to 115, speed: no answer changes): connections kept as AWS's
-endpoints keep them, header blocks parsed without the email package, each host routed once, and a
-StartExecution answered before its execution runs."""
+"""``serve``'s HTTP server (fixes 112 to 115, 123 and 125, speed: no answer changes): connections kept
+as AWS's endpoints keep them, header blocks parsed without the email package, each host routed once,
+a StartExecution answered before its execution runs, access-log lines written only when taken, and
+Flask's debug class for a request's files built only for a request with form fields."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import email.parser
 import http.client
 import io
 import json
+import logging
 import socket
 import threading
 import time
@@ -261,3 +263,60 @@ def test_a_start_execution_is_answered_before_its_execution_runs(
     # Then it ran once, after its StartExecution was answered, and ended as before
     assert seen == [True]
     assert (described["status"], json.loads(described["output"])) == ("SUCCEEDED", {"n": 1})
+
+
+def test_an_access_log_line_is_written_only_for_a_logger_that_takes_it(
+    served: LocalCloud, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+):
+    # Given werkzeug's decoding of each logged path, counted, and serve's werkzeug logger (WARNING)
+    from werkzeug import serving
+
+    decoded: list[str] = []
+    decode = serving.uri_to_iri  # type: ignore[attr-defined]
+
+    def counted(path: str) -> str:
+        decoded.append(path)
+        return decode(path)
+
+    monkeypatch.setattr(serving, "uri_to_iri", counted)
+    sfn = served.client("stepfunctions")
+
+    # When a request is answered at WARNING (fix 123), then one at INFO
+    sfn.list_state_machines()
+    at_warning = len(decoded)
+    caplog.set_level(logging.INFO, logger="werkzeug")
+    sfn.list_state_machines()
+
+    # Then no line was written at WARNING, and at INFO the line is werkzeug's own
+    assert at_warning == 0
+    assert decoded == ["/"]
+    lines = [record.getMessage() for record in caplog.records if record.name == "werkzeug"]
+    assert any('"POST / HTTP/1.1" 200' in line for line in lines)
+
+
+def test_a_request_without_form_fields_keeps_its_files_class_and_a_form_gets_flasks_error(
+    local_cloud: LocalCloud,
+):
+    # Given the engine's fixes, and a Flask app in debug mode, as moto's apps run
+    import flask
+    from flask.debughelpers import DebugFilesKeyError
+    from werkzeug.datastructures import ImmutableMultiDict
+
+    del local_cloud  # only for its fixes, installed
+    app = flask.Flask("debugged")
+    app.debug = True
+
+    # When a JSON request and a form request read a file neither sent (fix 125)
+    with app.test_request_context("/", method="POST", json={"order": 1}):
+        json_files = type(flask.request.files)
+        with pytest.raises(KeyError) as json_error:
+            flask.request.files["upload"]
+    form = app.test_request_context("/", method="POST", data={"upload": "a name, not a file"})
+    with form, pytest.raises(KeyError) as form_error:
+        flask.request.files["upload"]
+
+    # Then the JSON request's files kept their class and its error is the plain KeyError; the form's
+    # error is Flask's, naming the enctype
+    assert json_files is ImmutableMultiDict
+    assert not isinstance(json_error.value, DebugFilesKeyError)
+    assert isinstance(form_error.value, DebugFilesKeyError)

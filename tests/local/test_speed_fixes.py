@@ -655,3 +655,115 @@ def test_frames_are_built_with_their_openers_event_manager_and_pools(
     assert (result.status, result.output) == ("SUCCEEDED", [[n, n] for n in [1, 2, 3, 4, 5]])
     assert [event["type"] for event in result.history].count("ParallelStateSucceeded") == 5
     assert sorted(made) == ["CallbackPoolManager", "EventManager", "MapRunRecordPoolManager"]
+
+
+def _answers(cloud: LocalCloud, machine: str, execution: str) -> list[Any]:
+    """Four answers moto serializes through its attribute picker, as the SDK reads them."""
+    sfn = cloud.sfn
+    return [
+        sfn.describe_execution(executionArn=execution),
+        sfn.list_executions(stateMachineArn=machine),
+        sfn.get_execution_history(executionArn=execution),
+        sfn.describe_state_machine(stateMachineArn=machine),
+    ]
+
+
+def test_an_answers_possible_keys_are_found_once_per_member_and_answer_as_moto_s(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given an ended execution, and moto's alias providers, counted as the picker makes them
+    from moto.core import serialize
+
+    machine = _machine(
+        local_cloud, "aliases", {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}}
+    )
+    execution = local_cloud.sfn.start_execution(stateMachineArn=machine, input='{"order": 1}')["executionArn"]
+    local_cloud.wait(execution)
+    asked: list[str] = []
+    for provider in serialize.DEFAULT_ALIAS_PROVIDERS:
+        init = provider.__init__
+
+        def counted(self: Any, context: Any, __init: Any = init) -> None:
+            asked.append(type(self).__name__)
+            __init(self, context)
+
+        monkeypatch.setattr(provider, "__init__", counted)
+
+    # When the answers are serialized twice (fix 122), then once more by moto's own picker
+    kept = [_answers(local_cloud, machine, execution) for _ in range(2)]
+    after_first = len(asked)
+    again = _answers(local_cloud, machine, execution)
+    asked_again = len(asked)
+    original = serialize.XFormedAttributePicker._sfn_local_original_get_possible_keys
+    monkeypatch.setattr(serialize.XFormedAttributePicker, "get_possible_keys", original)
+    moto_s = _answers(local_cloud, machine, execution)
+
+    # Then the members' aliases were found at most once (a shape keeps them for the process), where
+    # moto's picker asks the providers at every answer; and every answer is the one it gives
+    assert asked_again == after_first
+    assert len(asked) > asked_again
+    for served in (*kept, again):
+        assert [_without_request_ids(a) for a in served] == [_without_request_ids(a) for a in moto_s]
+    assert moto_s[0]["status"] == "SUCCEEDED"
+    assert moto_s[0]["output"] == '{"order":1}'
+
+
+def _without_request_ids(answer: dict[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in answer.items() if name != "ResponseMetadata"}
+
+
+def test_a_result_with_aliases_of_its_own_is_asked_each_time(local_cloud: LocalCloud):
+    # Given a member's shape, and results that name their aliases themselves: one in a Meta of its
+    # own, one whose class answers any attribute (moto's picker reads both from the result)
+    from moto.core.responses import get_service_model
+    from moto.core.serialize import AttributePickerContext, XFormedAttributePicker
+
+    del local_cloud  # only for the engine's fixes, installed
+    shape = get_service_model("stepfunctions").operation_model("DescribeExecution").output_shape
+    member = shape.members["name"]
+    member.parent = shape
+
+    class Own:
+        def __init__(self, alias: str) -> None:
+            self.Meta = type("Meta", (), {"serialization_aliases": {"name": alias}})
+
+    class Answering:
+        def __init__(self, alias: str) -> None:
+            self.alias = alias
+
+        def __getattr__(self, attribute: str) -> Any:
+            if attribute == "Meta":
+                return type("Meta", (), {"serialization_aliases": {"name": self.alias}})
+            raise AttributeError(attribute)
+
+    picker = XFormedAttributePicker()
+
+    def keys(result: Any) -> list[str]:
+        return list(picker.get_possible_keys(AttributePickerContext(obj=result, key="name", shape=member)))
+
+    # When each is asked twice, with a different alias each time
+    # Then each answer begins with that result's own alias, as moto's picker answers
+    for kind in (Own, Answering):
+        assert keys(kind("first"))[0] == "first"
+        assert keys(kind("second"))[0] == "second"
+
+
+def test_an_actions_method_name_is_converted_once_and_as_moto_converts_it(local_cloud: LocalCloud):
+    # Given the conversion moto's responses make of each request's action name (fix 124), emptied
+    from moto.core import responses, utils
+
+    conversion = responses.camelcase_to_underscores
+    conversion.cache_clear()
+    machine = _machine(
+        local_cloud, "names", {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}}
+    )
+
+    # When the same action is asked for three times
+    for _ in range(3):
+        local_cloud.sfn.describe_state_machine(stateMachineArn=machine)
+
+    # Then each action was converted once (CreateStateMachine, DescribeStateMachine), each name as
+    # moto converts it
+    assert (conversion.cache_info().misses, conversion.cache_info().hits) == (2, 2)
+    for name in ("DescribeStateMachine", "StartSyncExecution", "TestState", "ListMapRuns", "TagResource"):
+        assert conversion(name) == utils.camelcase_to_underscores(name)

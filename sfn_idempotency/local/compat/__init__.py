@@ -52,6 +52,10 @@ moto_core (moto's plumbing, under every service)
       interpreter is imported.
   111. [speed] moto's server lists its own modules once (it listed its package's folder, and
        asked the file system about each entry, at every request).
+  122. [speed] An answer's members find their attributes through aliases each shape keeps (moto
+       asked six alias providers, and converted each alias, for every member of every answer).
+  124. [speed] Each action name's method name is converted once, not by regular expressions at
+       every request.
   97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
       service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
 
@@ -61,6 +65,9 @@ moto_server (moto's HTTP server, which ``serve`` runs)
   113. [speed] A plain header block becomes its ``HTTPMessage`` without the email package's parser.
   114. [speed] Each host's service is matched once, not against every URL pattern per request.
   115. [speed] An execution a request starts begins once the request is answered.
+  123. [speed] werkzeug's access-log line is written only for a logger that takes it.
+  125. [speed] Flask's debug class for a request's files is built only for a request with form
+       fields (the only one whose error it words differently).
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between

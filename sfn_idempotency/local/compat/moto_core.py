@@ -1,5 +1,5 @@
-"""moto's own plumbing, under every service (fixes 57, 81, 101 and 111, speed: no behaviour
-changes; fix 97).
+"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122 and 124, speed: no
+behaviour changes; fix 97).
 
 57. Every look-up of a service's backend (``dynamodb_backends[account][region]``, many per Task)
     took moto's one global lock, listed the accounts and searched the registry of backends by
@@ -19,6 +19,15 @@ changes; fix 97).
     moto answered by listing its package's folder and asking the file system of each entry whether
     it is a folder: 7 % of ``serve``'s time on a plain StartExecution and DescribeExecution. The
     installed package does not change while the process runs, so the folder is listed once.
+122. moto serializes an answer by asking, for each member of its shape, six alias providers (and
+     botocore's ``xform_name`` for each alias) which attribute of the result may hold it: a sixth
+     of the time moto's server took to answer a DescribeExecution. The aliases depend only on the
+     picker's class, the result's class, the member's name and its shape (with the structure it
+     was last met in), so each shape keeps them. A result with a ``Meta`` of its own, or a class
+     that answers attributes itself (``__getattr__``), is asked every time, as before.
+124. Each request's action name (``DescribeExecution``) became its method's name
+     (``describe_execution``) through moto's regular expressions, at every request. A name's
+     method name never changes: each is converted once (the most recent 512 names are kept).
 97. An action moto has not implemented raised a NotImplementedError out of the request: a
     traceback on ``serve``'s stderr, an HTTP 500 page, and the calling Task failed with a Python
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
@@ -28,12 +37,13 @@ changes; fix 97).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
@@ -118,7 +128,45 @@ def _modules_listed_once(original: Callable[[], Any]) -> Callable[[], tuple[str,
     return list_of_moto_modules
 
 
+_POSSIBLE_KEYS = "_sfn_local_possible_keys"  # on a member's shape: its aliases, by fix 122's slot
+_ASK_EACH_TIME: Any = object()  # kept for a result class that answers attributes itself
+
+
+def _possible_keys_kept(
+    original: Callable[[Any, Any], Iterable[str]],
+) -> Callable[[Any, Any], Iterable[str]]:
+    from moto.core.serialize import DEFAULT_ALIAS_PROVIDERS
+
+    def get_possible_keys(self: Any, context: Any) -> Iterable[str]:
+        result, shape = context.obj, context.shape
+        if shape is None or self.alias_providers is not DEFAULT_ALIAS_PROVIDERS:
+            return original(self, context)
+        if type(result) is not dict and "Meta" in getattr(result, "__dict__", ()):
+            return original(self, context)  # ExplicitAlias reads this result's own aliases
+        kept: dict[tuple[Any, ...], tuple[str, ...]] | None = shape.__dict__.get(_POSSIBLE_KEYS)
+        if kept is None:
+            kept = shape.__dict__[_POSSIBLE_KEYS] = {}
+        # the structure the member was last met in: moto sets it before it asks (ShapePrefixAlias)
+        slot = (type(self), result.__class__, context.key, getattr(shape, "parent", None))
+        keys = kept.get(slot)
+        if keys is None:
+            asks_itself = hasattr(result.__class__, "__getattr__")
+            keys = kept[slot] = _ASK_EACH_TIME if asks_itself else tuple(original(self, context))
+        return original(self, context) if keys is _ASK_EACH_TIME else keys
+
+    return get_possible_keys
+
+
+_ACTION_NAMES_KEPT = 512
+
+
+def _action_names_converted_once(original: Callable[[str], str]) -> Callable[[str], str]:
+    return functools.lru_cache(maxsize=_ACTION_NAMES_KEPT)(original)
+
+
 PATCHES: tuple[Patch, ...] = (
+    Patch(124, "moto.core.responses", "camelcase_to_underscores", _action_names_converted_once),
+    Patch(122, "moto.core.serialize:XFormedAttributePicker", "get_possible_keys", _possible_keys_kept),
     Patch(111, "moto.backends", "list_of_moto_modules", _modules_listed_once),
     Patch(101, "botocore.session:Session", "get_available_regions", _regions_listed_once),
     Patch(97, "moto.core.responses:BaseResponse", "call_action", _unimplemented_as_an_answer),

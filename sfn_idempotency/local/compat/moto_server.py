@@ -1,4 +1,4 @@
-"""moto's server, which ``serve`` runs (fixes 112 to 115, speed: no answer changes).
+"""moto's server, which ``serve`` runs (fixes 112 to 115, 123 and 125, speed: no answer changes).
 
 112. moto's server (werkzeug's) closed the connection after every answer, so every request paid for
      a new connection: the accept, a thread, the client's connect. Connections are kept, as AWS's
@@ -18,6 +18,13 @@
      now begins once that request is answered, as on AWS, where StartExecution answers at once and
      the execution runs on. An execution started elsewhere (a ``.sync`` child, an in-process call)
      begins at once, as before.
+123. werkzeug wrote each request's access-log line (the path decoded, escaped, colored and dated)
+     before its logger was asked whether it takes INFO lines; ``serve`` sets it to WARNING. The
+     line is written when the logger would take it (or has no level yet: werkzeug sets INFO then).
+125. moto's Flask apps run in debug mode, where every request's ``files`` got a class built for it,
+     whose ``KeyError`` for a missing file names the form field of that name. A request without
+     form fields (every JSON request) cannot have such a field, and its error is the plain
+     ``KeyError`` either way, so it keeps its class.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import email.parser
 import functools
 import http.client
 import io
+import logging
 import re
 import socket
 import threading
@@ -242,6 +250,24 @@ def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[
     return get_backend_for_host
 
 
+def _request_line_when_taken(original: Callable[..., None]) -> Callable[..., None]:
+    logger = logging.getLogger("werkzeug")
+
+    def log_request(self: Any, code: int | str = "-", size: int | str = "-") -> None:
+        if logger.level == logging.NOTSET or logger.isEnabledFor(logging.INFO):
+            original(self, code, size)
+
+    return log_request
+
+
+def _files_error_for_forms(original: Callable[[Any], None]) -> Callable[[Any], None]:
+    def attach_enctype_error_multidict(request: Any) -> None:
+        if request.form:  # the only requests whose missing file can be named in a form field
+            original(request)
+
+    return attach_enctype_error_multidict
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(112, "moto.moto_server.werkzeug_app", "MotoRequestHandler", _connections_kept),
     Patch(112, "werkzeug.serving", "selectors", _no_drain_on_kept_connections),
@@ -258,4 +284,6 @@ PATCHES: tuple[Patch, ...] = (
         "start",
         _started_once_answered,
     ),
+    Patch(123, "werkzeug.serving:WSGIRequestHandler", "log_request", _request_line_when_taken),
+    Patch(125, "flask.debughelpers", "attach_enctype_error_multidict", _files_error_for_forms),
 )
