@@ -328,6 +328,8 @@ def test_a_program_states_copy_is_its_own():
         datetime.datetime(2026, 1, 2, 3, 4, 5, 0, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
         datetime.datetime(2026, 1, 2, 3, 4, 5, 1500),
         datetime.datetime(999, 1, 1, 0, 0, 0, 0),
+        datetime.datetime(1000, 1, 1, 0, 0, 0, 1000),
+        datetime.datetime(9999, 12, 31, 23, 59, 59, 999),
     ],
 )
 def test_an_events_timestamp_is_written_as_moto_wrote_it(local_cloud: LocalCloud, moment: datetime.datetime):
@@ -767,3 +769,53 @@ def test_an_actions_method_name_is_converted_once_and_as_moto_converts_it(local_
     assert (conversion.cache_info().misses, conversion.cache_info().hits) == (2, 2)
     for name in ("DescribeStateMachine", "StartSyncExecution", "TestState", "ListMapRuns", "TagResource"):
         assert conversion(name) == utils.camelcase_to_underscores(name)
+
+
+def test_a_frames_context_and_program_state_are_copies_made_without_the_generic_deep_copy(
+    local_cloud: LocalCloud, deep_copies: list[Any]
+):
+    # Given a Map whose iterations read their State context, and copy.deepcopy counted (fix 126)
+    from moto.stepfunctions.parser.asl.eval import environment
+    from moto.stepfunctions.parser.asl.eval.program_state import ProgramEnded, ProgramError, ProgramRunning
+
+    iteration = {
+        "StartAt": "Echo",
+        "States": {
+            "Echo": {"Type": "Pass", "Parameters": {"n.$": "$", "state.$": "$$.State.Name"}, "End": True}
+        },
+    }
+    machine = _machine(
+        local_cloud,
+        "frame-copies",
+        {"StartAt": "Fan", "States": {"Fan": {"Type": "Map", "ItemProcessor": iteration, "End": True}}},
+    )
+
+    # When it maps five items
+    result = local_cloud.run(machine, list(range(5)))
+
+    # Then each iteration read its own state, and no frame's context or program state went through
+    # copy.deepcopy
+    assert (result.status, result.output) == ("SUCCEEDED", [{"n": n, "state": "Echo"} for n in range(5)])
+    copied_generically = [
+        value
+        for value in deep_copies
+        if type(value) in (ProgramRunning, ProgramEnded)
+        or (isinstance(value, dict) and "EnteredTime" in value)
+    ]
+    assert copied_generically == []
+
+    # And what the environment copies is a copy of its own, of the same class and value: a State
+    # context, a running program's state, and one that failed (still copied by copy.deepcopy)
+    context = {"EnteredTime": "2026-12-04T08:00:00.000Z", "Name": "Echo", "RetryCount": 0}
+    running = ProgramRunning()
+    running.next_state_name = "Echo"
+    failed = ProgramError(error={"error": "States.TaskFailed", "cause": "a cause"})
+    copies = [environment.copy.deepcopy(value) for value in (context, running, failed)]
+    assert copies[0] == context
+    assert copies[0] is not context
+    assert (type(copies[1]), copies[1].next_state_name) == (ProgramRunning, "Echo")
+    copies[1].next_state_name = "Elsewhere"
+    assert running.next_state_name == "Echo"
+    assert type(copies[2]) is ProgramError
+    assert copies[2].error == failed.error
+    assert copies[2].error is not failed.error

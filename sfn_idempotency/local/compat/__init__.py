@@ -33,7 +33,8 @@ evaluation (how the interpreter evaluates)
   63. [speed] So does the work of a Task without TimeoutSeconds or a heartbeat.
   65. [speed] A running or ended program's state (names only) is copied attribute by attribute,
       not by ``deepcopy``'s generic walk, at every state and every Map iteration's frame.
-  66. [speed] A history event's timestamp is written with ``isoformat``, not ``strftime``.
+  66. [speed] A history event's timestamp is written from tables of its fields' texts, not by
+      ``strftime``.
   84. [speed] moto's list of every thread its interpreter started keeps the live ones only (it
       kept every ended thread, and what it held, for the life of the process).
   85. [speed] A workflow's JSON values are deep-copied by a walk that knows dicts and lists, not
@@ -44,6 +45,8 @@ evaluation (how the interpreter evaluates)
   116. [speed] A Map's gathered results are copied by fix 85's walk, not ``copy.deepcopy``.
   121. [speed] A frame (a Map iteration's, a Parallel branch's) is built with its opener's event
       manager, callback pool and Map run pool, which moto made anew only to replace them.
+  126. [speed] A frame's State context and a program's state are copied by fix 85's walk and fix
+       65's copy, not ``copy.deepcopy``'s generic walk, at every frame and every look.
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's

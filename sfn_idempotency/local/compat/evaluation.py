@@ -1,5 +1,6 @@
 """How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps,
-its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116 and 121, speed: no behaviour changes).
+its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116, 121 and 126, speed: no behaviour
+changes).
 
 59. moto ran every program (the machine's, each Map iteration's, each Parallel branch's) in a
     thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A program without
@@ -11,8 +12,10 @@ its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116 and 121, speed: no 
 65. moto deep-copies a program's state at every state and every frame (a Map iteration opens
     one). A running or ended program's state holds a state's name and a field's name, text or
     None, so a copy of its attributes is a deep copy, without ``deepcopy``'s generic walk.
-66. Every history event's timestamp was written with ``strftime``; ``isoformat`` writes the same
-    text (milliseconds truncated, as ``[:-3]`` truncated microseconds) for a four-digit year.
+66. Every history event's timestamp was written with ``strftime``. For a four-digit year, its
+    fields joined from tables of their two- and three-digit texts are the same text (milliseconds
+    truncated, as ``[:-3]`` truncated microseconds; the offset left out, as ``strftime`` left it
+    out), in a quarter of the time ``isoformat`` took to write it.
 84. moto put every thread its interpreter starts (each execution's, Map iteration's, Parallel
     branch's, callback wait's) on a list that nothing reads and nothing empties: each ended thread,
     its events and what its target held stayed for the life of the process. The list now keeps the
@@ -35,6 +38,12 @@ its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116 and 121, speed: no 
     callback pool and a Map run pool of its own, which ``as_inner_frame_of`` then replaced with
     its opener's: each with a lock, an ordered dict or an id counter, made for nothing at every
     iteration. While an environment opens a frame, the frame is built with its opener's.
+126. Each frame deep-copied its opener's State context (a state's name, entry time and retry
+    count) and program state, and every look at a program's state copied it again, each through
+    ``copy.deepcopy``'s generic walk (a memo, a dispatch and a ``keep_alive`` per object): a
+    ninth of the calls a Map iteration made. The context is JSON, copied by fix 85's walk; a
+    running or ended program's state by fix 65's copy of its attributes; any other state still
+    by ``copy.deepcopy``.
 """
 
 from __future__ import annotations
@@ -57,7 +66,10 @@ _PROGRAM_STATE_MODULE = "moto.stepfunctions.parser.asl.eval.program_state"
 _EVENT_MANAGER_MODULE = "moto.stepfunctions.parser.asl.eval.event.event_manager"
 _ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment"
 _NAMES_ONLY_PROGRAM_STATES = ("ProgramRunning", "ProgramEnded")  # attributes: str or None only
-_FIRST_FOUR_DIGIT_YEAR = 1000  # strftime's %Y does not pad a shorter year; isoformat does
+_FIRST_FOUR_DIGIT_YEAR = 1000  # strftime's %Y does not pad a shorter year
+_TWO_DIGITS = tuple(f"{number:02d}" for number in range(100))  # a month, day, hour, minute, second
+_THREE_DIGITS = tuple(f"{number:03d}" for number in range(1000))  # milliseconds
+_MICROSECONDS_PER_MILLISECOND = 1000
 
 
 def _programs_without_a_timeout_run_in_place(
@@ -136,7 +148,11 @@ def _written_without_strftime(original: Callable[[Any], str]) -> Callable[[Any],
     def iso_8601_datetime_with_milliseconds(value: Any = None) -> str:
         if not isinstance(value, datetime.datetime) or value.year < _FIRST_FOUR_DIGIT_YEAR:
             return original(value)
-        return value.isoformat(timespec="milliseconds")[:23] + "Z"  # its offset, if any, dropped
+        return (
+            f"{value.year}-{_TWO_DIGITS[value.month]}-{_TWO_DIGITS[value.day]}T{_TWO_DIGITS[value.hour]}"
+            f":{_TWO_DIGITS[value.minute]}:{_TWO_DIGITS[value.second]}"
+            f".{_THREE_DIGITS[value.microsecond // _MICROSECONDS_PER_MILLISECOND]}Z"
+        )
 
     return iso_8601_datetime_with_milliseconds
 
@@ -266,6 +282,21 @@ def _openers_own(attribute: str) -> Callable[[type], Callable[..., Any]]:
     return build
 
 
+# -- fix 126: a frame's copies, by what they are -------------------------------------------------------
+def _frame_copies(original: types.ModuleType) -> types.SimpleNamespace:
+    """What the environment module calls ``copy``: its ``deepcopy`` knows a frame's State context
+    (JSON) and the names-only program states; ``copy`` is the module's own."""
+    module = sys.modules[_PROGRAM_STATE_MODULE]
+    names_only = tuple(getattr(module, state) for state in _NAMES_ONLY_PROGRAM_STATES)
+
+    def deepcopy(value: Any) -> Any:
+        if type(value) in names_only:
+            return _attributes_copied(value, {})
+        return copied_json(value)  # JSON by its walk; anything else by copy.deepcopy
+
+    return types.SimpleNamespace(deepcopy=deepcopy, copy=original.copy)
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
@@ -295,6 +326,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(121, _ENVIRONMENT, "EventManager", _openers_own("event_manager")),
     Patch(121, _ENVIRONMENT, "CallbackPoolManager", _openers_own("callback_pool_manager")),
     Patch(121, _ENVIRONMENT, "MapRunRecordPoolManager", _openers_own("map_run_record_pool_manager")),
+    Patch(126, _ENVIRONMENT, "copy", _frame_copies),
 )
 
 
