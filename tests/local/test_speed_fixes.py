@@ -819,3 +819,64 @@ def test_a_frames_context_and_program_state_are_copies_made_without_the_generic_
     assert type(copies[2]) is ProgramError
     assert copies[2].error == failed.error
     assert copies[2].error is not failed.error
+
+
+def test_each_urls_services_are_found_once_and_a_request_is_answered_as_moto_answers_it(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given the URL patterns moto's in-process stub matches, counted (fix 127), none kept yet
+    from botocore.awsrequest import AWSPreparedRequest
+    from moto import backend_index
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    from sfn_idempotency.local.compat import moto_core
+
+    matched: list[str] = []
+
+    class Counted:
+        def __init__(self, pattern: Any) -> None:
+            self.pattern = pattern
+
+        def match(self, text: str) -> Any:
+            matched.append(text)
+            return self.pattern.match(text)
+
+    monkeypatch.setattr(
+        backend_index,
+        "backend_url_patterns",
+        [(service, Counted(pattern)) for service, pattern in backend_index.backend_url_patterns],
+    )
+    moto_core._first_service_matching.cache_clear()
+    machine = _machine(
+        local_cloud, "urls", {"StartAt": "Echo", "States": {"Echo": {"Type": "Pass", "End": True}}}
+    )
+
+    # When a machine is described three times
+    names = [local_cloud.sfn.describe_state_machine(stateMachineArn=machine)["name"] for _ in range(3)]
+    after_three = len(matched)
+
+    # Then only the first call of the URL matched patterns (CreateStateMachine's, the same URL), up
+    # to Step Functions' own, and each call was answered
+    services = [service for service, _ in backend_index.backend_url_patterns]
+    assert names == ["urls"] * 3
+    assert after_three == services.index("stepfunctions") + 1
+
+    # And the stub answers as moto's own: a service's request, an AWS host no service has, and a
+    # host that is not AWS's
+    def request(url: str, target: str | None = None) -> Any:
+        headers = {"Content-Type": "application/x-amz-json-1.0"}
+        if target:
+            headers["X-Amz-Target"] = target
+        return AWSPreparedRequest(method="POST", url=url, headers=headers, body=b"{}", stream_output=False)
+
+    stub = BotocoreStubber()
+    original = BotocoreStubber._sfn_local_original_process_request
+    for url, target in (
+        ("https://states.us-east-1.amazonaws.com/", "AWSStepFunctions.ListStateMachines"),
+        ("https://nothing.us-east-1.amazonaws.com/path", None),
+        ("https://example.com/", None),
+    ):
+        kept, moto_s = stub.process_request(request(url, target)), original(stub, request(url, target))
+        assert (kept is None) == (moto_s is None)
+        if moto_s is not None:
+            assert (kept[0], kept[2]) == (moto_s[0], moto_s[2])

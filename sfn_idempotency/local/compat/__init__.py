@@ -59,6 +59,8 @@ moto_core (moto's plumbing, under every service)
        asked six alias providers, and converted each alias, for every member of every answer).
   124. [speed] Each action name's method name is converted once, not by regular expressions at
        every request.
+  127. [speed] In process, each URL's service is found once (moto's stub matched it against up
+       to 183 services' patterns at every call).
   97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
       service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
 

@@ -1,5 +1,5 @@
-"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122 and 124, speed: no
-behaviour changes; fix 97).
+"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124 and 127, speed:
+no behaviour changes; fix 97).
 
 57. Every look-up of a service's backend (``dynamodb_backends[account][region]``, many per Task)
     took moto's one global lock, listed the accounts and searched the registry of backends by
@@ -28,6 +28,12 @@ behaviour changes; fix 97).
 124. Each request's action name (``DescribeExecution``) became its method's name
      (``describe_execution``) through moto's regular expressions, at every request. A name's
      method name never changes: each is converted once (the most recent 512 names are kept).
+127. In process, moto's stub of botocore found each request's service by matching its URL against
+     the URL pattern of every service in turn, up to 183 regular expressions (Step Functions is
+     the 167th), at every call. The first service whose pattern matches depends only on the URL,
+     so each URL's is found once (the most recent 1,024 URLs are kept); the rest (pass-through,
+     allow lists, the service's own URLs) is moto's, at every call, and a URL whose service has
+     no handler for it, or no service at all, goes to moto's own walk.
 97. An action moto has not implemented raised a NotImplementedError out of the request: a
     traceback on ``serve``'s stderr, an HTTP 500 page, and the calling Task failed with a Python
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
@@ -164,7 +170,66 @@ def _action_names_converted_once(original: Callable[[str], str]) -> Callable[[st
     return functools.lru_cache(maxsize=_ACTION_NAMES_KEPT)(original)
 
 
+_URLS_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_URLS_KEPT)
+def _first_service_matching(clean_url: str) -> str | None:
+    """The first service, in moto's order, whose URL pattern matches ``clean_url``."""
+    from moto import backend_index
+
+    return next(
+        (service for service, pattern in backend_index.backend_url_patterns if pattern.match(clean_url)), None
+    )
+
+
+def _service_found_once(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """moto's ``BotocoreStubber.process_request``, step for step, with each URL's first service found
+    once; a URL that service has no handler for goes to moto's own walk of the services after it."""
+    import re
+
+    from moto import backends
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.core.base_backend import BackendDict
+    from moto.core.config import passthrough_service, passthrough_url, service_whitelisted
+    from moto.core.exceptions import HTTPException, ServiceNotWhitelisted
+    from moto.core.request import normalize_request
+    from moto.core.utils import get_equivalent_url_in_aws_domain
+    from moto.moto_api import recorder
+
+    def process_request(self: Any, request: Any) -> Any:
+        parsed_url, _ = get_equivalent_url_in_aws_domain(request.url)
+        clean_url = f"{parsed_url.scheme}://{parsed_url.netloc}{parsed_url.path}"
+        service = _first_service_matching(clean_url)
+        if service is None or passthrough_url(clean_url):
+            return original(self, request)  # no service's URL, or not moto's to answer
+        if passthrough_service(service):
+            return None
+        if not service_whitelisted(service):
+            raise ServiceNotWhitelisted(service)
+        backend_dict = backends.get_backend(service)
+        if isinstance(backend_dict, BackendDict):
+            regions = backend_dict[DEFAULT_ACCOUNT_ID]
+            backend = regions["us-east-1"] if "us-east-1" in regions else regions["aws"]
+        else:
+            backend = backend_dict["global"]
+        for url, method_to_execute in backend.urls.items():
+            if re.compile(url).match(clean_url):
+                normalized_request = normalize_request(request)
+                try:
+                    recorder._record_request(normalized_request)
+                    return method_to_execute(
+                        normalized_request, normalized_request.raw_url, normalized_request.headers
+                    )
+                except HTTPException as e:
+                    return e.code, e.get_headers(), e.get_body()
+        return original(self, request)
+
+    return process_request
+
+
 PATCHES: tuple[Patch, ...] = (
+    Patch(127, "moto.core.botocore_stubber:BotocoreStubber", "process_request", _service_found_once),
     Patch(124, "moto.core.responses", "camelcase_to_underscores", _action_names_converted_once),
     Patch(122, "moto.core.serialize:XFormedAttributePicker", "get_possible_keys", _possible_keys_kept),
     Patch(111, "moto.backends", "list_of_moto_modules", _modules_listed_once),
