@@ -880,3 +880,23 @@ def test_each_urls_services_are_found_once_and_a_request_is_answered_as_moto_ans
         assert (kept is None) == (moto_s is None)
         if moto_s is not None:
             assert (kept[0], kept[2]) == (moto_s[0], moto_s[2])
+
+
+def test_a_random_text_is_drawn_as_moto_draws_it(local_cloud: LocalCloud):
+    # Given two of moto's generators seeded alike, one drawing as fix 128 draws, one as moto drew
+    from moto.moto_api._internal.moto_random import MotoRandom
+
+    del local_cloud  # only for its fixes, installed
+    ours, moto_s = MotoRandom(), MotoRandom()
+    ours.seed(55)
+    moto_s.seed(55)
+    drew = MotoRandom._sfn_local_original_get_random_string
+
+    # When each draws texts of every kind moto asks for
+    kinds = [(52, True, False), (20, False, False), (8, True, True), (1, True, False), (0, True, False)] * 40
+    texts = [ours.get_random_string(*kind) for kind in kinds]
+    expected = [drew(moto_s, *kind) for kind in kinds]
+
+    # Then the texts are the same, and both generators are left in the same state
+    assert texts == expected
+    assert ours.getstate() == moto_s.getstate()

@@ -1,5 +1,5 @@
-"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124 and 127, speed:
-no behaviour changes; fix 97).
+"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124, 127 and 128,
+speed: no behaviour changes; fix 97).
 
 57. Every look-up of a service's backend (``dynamodb_backends[account][region]``, many per Task)
     took moto's one global lock, listed the accounts and searched the registry of backends by
@@ -34,6 +34,11 @@ no behaviour changes; fix 97).
      so each URL's is found once (the most recent 1,024 URLs are kept); the rest (pass-through,
      allow lists, the service's own URLs) is moto's, at every call, and a URL whose service has
      no handler for it, or no service at all, goes to moto's own walk.
+128. moto drew each random text (every answer's 52-character request id) one ``random.choice`` at
+     a time: four Python calls per character, 210 of the 2,888 calls ``serve`` made to answer a
+     DescribeExecution. Each character is now drawn as ``choice`` draws it (``getrandbits`` of the
+     pool's bit length, again while out of range), so a seeded moto draws the same texts and
+     leaves its generator in the same state.
 97. An action moto has not implemented raised a NotImplementedError out of the request: a
     traceback on ``serve``'s stderr, an HTTP 500 page, and the calling Task failed with a Python
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
@@ -228,7 +233,40 @@ def _service_found_once(original: Callable[[Any, Any], Any]) -> Callable[[Any, A
     return process_request
 
 
+def _random_texts_drawn_in_one_loop(original: Callable[..., str]) -> Callable[..., str]:
+    import random
+    import string
+
+    from moto.moto_api._internal.moto_random import MotoRandom
+
+    if MotoRandom._randbelow is not random.Random._randbelow_with_getrandbits:  # type: ignore[attr-defined]
+        return original  # a generator that draws otherwise: moto's own steps
+
+    def get_random_string(
+        self: Any, length: int = 20, include_digits: bool = True, lower_case: bool = False
+    ) -> str:
+        pool = string.ascii_letters + string.digits if include_digits else string.ascii_letters
+        size, draw = len(pool), self.getrandbits
+        bits = size.bit_length()
+        characters = []
+        for _ in range(length):
+            drawn = draw(bits)
+            while drawn >= size:  # random.Random._randbelow_with_getrandbits, as choice uses it
+                drawn = draw(bits)
+            characters.append(pool[drawn])
+        text = "".join(characters)
+        return text.lower() if lower_case else text
+
+    return get_random_string
+
+
 PATCHES: tuple[Patch, ...] = (
+    Patch(
+        128,
+        "moto.moto_api._internal.moto_random:MotoRandom",
+        "get_random_string",
+        _random_texts_drawn_in_one_loop,
+    ),
     Patch(127, "moto.core.botocore_stubber:BotocoreStubber", "process_request", _service_found_once),
     Patch(124, "moto.core.responses", "camelcase_to_underscores", _action_names_converted_once),
     Patch(122, "moto.core.serialize:XFormedAttributePicker", "get_possible_keys", _possible_keys_kept),
