@@ -241,33 +241,3 @@ def test_a_clouds_start_walks_the_interpreter_once_checks_moto_once_and_makes_tw
     with LocalCloud() as cloud:
         assert cloud.events is cloud.events
         assert made.count("events") == 1
-
-
-def test_the_first_engine_freezes_the_processs_objects_once_and_later_garbage_is_still_collected():
-    # Given a fresh process, which has frozen nothing
-    # When two engines start one after the other, and a reference cycle made after the first is dropped
-    answer = python(
-        """
-        import gc, json, weakref
-        from sfn_idempotency.local import LocalCloud
-        before = gc.get_freeze_count()
-        with LocalCloud():
-            first = gc.get_freeze_count()
-        with LocalCloud():
-            second = gc.get_freeze_count()
-            class Node:
-                other = None
-            a, b = Node(), Node()
-            a.other, b.other = b, a
-            alive = weakref.ref(a)
-            del a, b
-            gc.collect()
-        print(json.dumps({"before": before, "first": first, "second": second, "cycle": alive() is not None}))
-        """
-    )
-    # Then the first start froze what was alive (heap.settle), the second froze nothing more, and
-    # the cycle made later was collected
-    assert answer["before"] == 0
-    assert answer["first"] > 0
-    assert answer["second"] <= answer["first"]
-    assert answer["cycle"] is False

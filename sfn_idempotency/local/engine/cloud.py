@@ -31,7 +31,7 @@ from sfn_idempotency.local.controls import call_origins, state_entry, task_deadl
 from sfn_idempotency.local.controls.calls import CallCounter
 from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.controls.faults import FaultPlan
-from sfn_idempotency.local.engine import heap, results
+from sfn_idempotency.local.engine import results
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
 from sfn_idempotency.local.engine.clients import local_client
 from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
@@ -150,8 +150,8 @@ class LocalCloud:
             logger = logging.getLogger(name)
             self._log_levels[name] = logger.level
             logger.setLevel(logging.CRITICAL)
-        self.sfn, self.dynamodb = self.client("stepfunctions"), self.client("dynamodb")
-        heap.settle()  # the process's long-lived objects, loaded now, out of the collector's passes
+        self.sfn = self.client("stepfunctions")
+        self.dynamodb = self.client("dynamodb")
         return self
 
     def close(self) -> None:
