@@ -35,7 +35,7 @@ speed: no behaviour changes; fix 97).
      allow lists, the service's own URLs) is moto's, at every call, and a URL whose service has
      no handler for it, or no service at all, goes to moto's own walk.
 128. moto drew each random text (every answer's 52-character request id) one ``random.choice`` at
-     a time: four Python calls per character, 210 of the 2,888 calls ``serve`` made to answer a
+     a time: six Python calls per character, 314 of the 2,888 calls ``serve`` made to answer a
      DescribeExecution. Each character is now drawn as ``choice`` draws it (``getrandbits`` of the
      pool's bit length, again while out of range), so a seeded moto draws the same texts and
      leaves its generator in the same state.
