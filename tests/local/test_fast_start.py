@@ -241,3 +241,27 @@ def test_a_clouds_start_walks_the_interpreter_once_checks_moto_once_and_makes_tw
     with LocalCloud() as cloud:
         assert cloud.events is cloud.events
         assert made.count("events") == 1
+
+
+def test_a_running_cloud_collects_young_objects_less_often_and_its_close_restores_the_thresholds():
+    # Given the process's own collector thresholds, CPython's defaults
+    import gc
+
+    own = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    try:
+        # When a cloud runs and closes, and then one runs while young collections are switched off
+        with LocalCloud():
+            running = gc.get_threshold()
+        closed = gc.get_threshold()
+        gc.set_threshold(0, 10, 10)
+        with LocalCloud():
+            switched_off = gc.get_threshold()
+    finally:
+        gc.set_threshold(*own)
+
+    # Then the running cloud's first threshold is 10,000 (sfn_idempotency.local.engine.collector),
+    # closing it restored the process's, and collection switched off stayed off
+    assert running == (10_000, 10, 10)
+    assert closed == (700, 10, 10)
+    assert switched_off == (0, 10, 10)

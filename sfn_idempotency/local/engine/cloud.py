@@ -31,7 +31,7 @@ from sfn_idempotency.local.controls import call_origins, state_entry, task_deadl
 from sfn_idempotency.local.controls.calls import CallCounter
 from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
 from sfn_idempotency.local.controls.faults import FaultPlan
-from sfn_idempotency.local.engine import results
+from sfn_idempotency.local.engine import collector, results
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
 from sfn_idempotency.local.engine.clients import local_client
 from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
@@ -124,6 +124,7 @@ class LocalCloud:
         """Start moto and apply the engine's fixes (``with LocalCloud() as cloud`` calls it)."""
         if LocalCloud._active is not None:
             raise EngineError("a LocalCloud is already running in this process; close it first")
+        self._collector_thresholds = collector.widen()
         compat.install()
         mock_files.install()
         mock_files.activate(self.mock_config)
@@ -150,8 +151,7 @@ class LocalCloud:
             logger = logging.getLogger(name)
             self._log_levels[name] = logger.level
             logger.setLevel(logging.CRITICAL)
-        self.sfn = self.client("stepfunctions")
-        self.dynamodb = self.client("dynamodb")
+        self.sfn, self.dynamodb = self.client("stepfunctions"), self.client("dynamodb")
         return self
 
     def close(self) -> None:
@@ -171,8 +171,7 @@ class LocalCloud:
             state_entry.hooks.cloud.clear()
             compat.forget_clients()
             code_folders.remove_all()
-            runtimes.endpoint_url = None
-            runtimes.faults = None
+            runtimes.endpoint_url = runtimes.faults = None
             mock_files.activate(None)
             activities.forget()
             compat.retry_time.scale = 1.0
@@ -187,6 +186,7 @@ class LocalCloud:
             for name, level in self._log_levels.items():
                 logging.getLogger(name).setLevel(level)
             self.backend.stop()
+            collector.restore(self._collector_thresholds)
             LocalCloud._active = None
 
     def __enter__(self) -> Self:
