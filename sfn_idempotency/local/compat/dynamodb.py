@@ -33,7 +33,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import Patch
+from sfn_idempotency.local.compat.patching import Patch, kept_on
 
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
@@ -96,9 +96,7 @@ def _handlers_found_once(original: Callable[..., Any]) -> Callable[..., Any]:
     is_node: dict[type, bool] = {}  # by class: moto's nodes are abstract classes, slow to match
 
     def handler_of(walk: Any, kind: type) -> Callable[[Any], Any] | None:
-        handlers: dict[type, Callable[[Any], Any] | None] | None = walk.__dict__.get(_HANDLERS)
-        if handlers is None:  # not setdefault: that would build an empty dict at every node
-            handlers = walk.__dict__[_HANDLERS] = {}
+        handlers: dict[type, Callable[[Any], Any] | None] = kept_on(walk, _HANDLERS)
         if kind not in handlers:
             handlers[kind] = next(
                 (handler for cls, handler in walk._processing_map().items() if issubclass(kind, cls)), None

@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
-from sfn_idempotency.local.compat.patching import Patch
+from sfn_idempotency.local.compat.patching import Patch, kept_on
 
 
 def _known_accounts_without_the_lock(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
@@ -154,9 +154,7 @@ def _possible_keys_kept(
             return original(self, context)
         if type(result) is not dict and "Meta" in getattr(result, "__dict__", ()):
             return original(self, context)  # ExplicitAlias reads this result's own aliases
-        kept: dict[tuple[Any, ...], tuple[str, ...]] | None = shape.__dict__.get(_POSSIBLE_KEYS)
-        if kept is None:
-            kept = shape.__dict__[_POSSIBLE_KEYS] = {}
+        kept: dict[tuple[Any, ...], tuple[str, ...]] = kept_on(shape, _POSSIBLE_KEYS)
         # the structure the member was last met in: moto sets it before it asks (ShapePrefixAlias)
         slot = (type(self), result.__class__, context.key, getattr(shape, "parent", None))
         keys = kept.get(slot)

@@ -43,7 +43,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import Patch
+from sfn_idempotency.local.compat.patching import Patch, kept_on
 
 _DISCARD_CHUNK_BYTES = 1 << 20
 _KEPT_CONNECTIONS: weakref.WeakSet[Any] = weakref.WeakSet()  # their bodies are framed: no drain
@@ -237,9 +237,7 @@ _MATCHED = "_sfn_local_matched_hosts"  # on a dispatcher: each host's service, a
 
 def _hosts_matched_once(original: Callable[[Any, str | None], Any]) -> Callable[[Any, str | None], Any]:
     def get_backend_for_host(self: Any, host: str | None) -> Any:
-        matched: dict[str, Any] | None = self.__dict__.get(_MATCHED)
-        if matched is None:  # not setdefault: that would build an empty dict at every request
-            matched = self.__dict__[_MATCHED] = {}
+        matched: dict[str, Any] = kept_on(self, _MATCHED)
         if host is not None and host in matched:
             return matched[host]
         backend = original(self, host)

@@ -114,6 +114,15 @@ def keep(original: Any) -> Any:
     return original
 
 
+def kept_on(owner: Any, attribute: str) -> dict[Any, Any]:
+    """The dict a fix keeps on ``owner`` (an instance) under ``attribute``, made at its first use.
+    Read with ``get``: ``setdefault`` would build a throwaway dict at every call of a hot path."""
+    kept: dict[Any, Any] | None = owner.__dict__.get(attribute)
+    if kept is None:
+        kept = owner.__dict__[attribute] = {}
+    return kept
+
+
 def replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
     """``owner.attribute = build(original)``; installing again rebuilds from the same original."""
     saved = f"_sfn_local_original_{attribute}"
