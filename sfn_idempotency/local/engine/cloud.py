@@ -124,7 +124,6 @@ class LocalCloud:
         """Start moto and apply the engine's fixes (``with LocalCloud() as cloud`` calls it)."""
         if LocalCloud._active is not None:
             raise EngineError("a LocalCloud is already running in this process; close it first")
-        self._collector_thresholds = collector.widen()
         compat.install()
         mock_files.install()
         mock_files.activate(self.mock_config)
@@ -143,6 +142,7 @@ class LocalCloud:
         runtimes.endpoint_url = self.endpoint_url
         runtimes.faults = self.faults
         LocalCloud._active = self
+        self._collector_thresholds = collector.widen()  # close() restores them: only once active
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
         state_entry.hooks.cloud[:] = [self.faults.before_state]
         compat.retry_time.scale = self.retry_wait_scale
