@@ -16,6 +16,23 @@ from sfn_idempotency.settings import example_settings
 GATE_TIMEOUT_SECONDS = 20
 
 
+class CountedPattern:
+    """One of moto's compiled URL patterns, noting in ``matched`` each text it is asked to match."""
+
+    def __init__(self, pattern: Any, matched: list[str]) -> None:
+        self.pattern = pattern
+        self.matched = matched
+
+    def match(self, text: str) -> Any:
+        self.matched.append(text)
+        return self.pattern.match(text)
+
+
+def counted_patterns(pairs: list[tuple[str, Any]], matched: list[str]) -> list[tuple[str, CountedPattern]]:
+    """moto's (service, URL pattern) pairs, each pattern counted into ``matched``."""
+    return [(service, CountedPattern(pattern, matched)) for service, pattern in pairs]
+
+
 class Gate:
     """A business step whose first call places the order only when the test opens the gate;
     later calls go straight through. ``fail_with`` makes the gated call raise instead."""

@@ -23,6 +23,7 @@ from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.compat import moto_server
 from sfn_idempotency.local.engine.backends import ServerBackend
+from tests.local.conftest import counted_patterns
 from tests.servers import free_port
 
 ROLE = "arn:aws:iam::123456789012:role/connections"
@@ -202,18 +203,7 @@ def test_each_host_is_routed_once_and_as_moto_routes_it(local_cloud: LocalCloud)
     # Given moto's dispatcher, whose URL patterns count their matches
     dispatcher = werkzeug_app.DomainDispatcherApplication(werkzeug_app.create_backend_app)
     matches: list[str] = []
-
-    class Counted:
-        def __init__(self, pattern: Any) -> None:
-            self.pattern = pattern
-
-        def match(self, text: str) -> Any:
-            matches.append(text)
-            return self.pattern.match(text)
-
-    dispatcher.backend_url_patterns = [
-        (name, Counted(pattern)) for name, pattern in dispatcher.backend_url_patterns
-    ]
+    dispatcher.backend_url_patterns = counted_patterns(dispatcher.backend_url_patterns, matches)
     # When a host is routed three times, and a host no service has twice
     host = "states.us-east-1.amazonaws.com"
     routed = [dispatcher.get_backend_for_host(host)]

@@ -20,6 +20,7 @@ from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.compat import answers
 from sfn_idempotency.local.compat.execution_ends import ExecutionEnds
+from tests.local.conftest import counted_patterns
 
 ROLE = "arn:aws:iam::123456789012:role/speed"
 JOIN_DEADLINE_SECONDS = 10  # a deadline for the test's own threads, not a measurement
@@ -832,19 +833,8 @@ def test_each_urls_services_are_found_once_and_a_request_is_answered_as_moto_ans
     from sfn_idempotency.local.compat import moto_core
 
     matched: list[str] = []
-
-    class Counted:
-        def __init__(self, pattern: Any) -> None:
-            self.pattern = pattern
-
-        def match(self, text: str) -> Any:
-            matched.append(text)
-            return self.pattern.match(text)
-
     monkeypatch.setattr(
-        backend_index,
-        "backend_url_patterns",
-        [(service, Counted(pattern)) for service, pattern in backend_index.backend_url_patterns],
+        backend_index, "backend_url_patterns", counted_patterns(backend_index.backend_url_patterns, matched)
     )
     moto_core._first_service_matching.cache_clear()
     machine = _machine(
