@@ -36,6 +36,7 @@ CHOICE_MACHINE = json.dumps(
         },
     }
 )
+LIST_ACTIVITIES = "arn:aws:states:::aws-sdk:sfn:listActivities"
 WAITING_MACHINE = json.dumps(
     {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 3600, "End": True}}}
 )
@@ -260,6 +261,36 @@ def test_ended_interpreter_threads_are_let_go(local_cloud: LocalCloud):
     run_orders(local_cloud, machine, 300)
     # moto kept all 300 (and more: one per program); the list keeps the live ones, pruned as it doubles
     assert len(execution_worker.TMP_THREADS) < 2 * 64
+
+
+TASKS_MACHINE = json.dumps(
+    {
+        "StartAt": "InPlace",
+        "States": {
+            "InPlace": {"Type": "Task", "Resource": LIST_ACTIVITIES, "ResultPath": None, "Next": "Timed"},
+            "Timed": {"Type": "Task", "Resource": LIST_ACTIVITIES, "TimeoutSeconds": 60, "End": True},
+        },
+    }
+)
+
+
+def test_ended_task_workers_are_let_go(local_cloud: LocalCloud):
+    from moto.stepfunctions.parser.asl.eval.environment import Environment
+
+    def environments() -> int:
+        gc.collect()
+        return sum(isinstance(kept, Environment) for kept in gc.get_objects())
+
+    # Given a machine whose Tasks run on their caller's thread (no timeout) and on a thread of their own
+    machine = create(local_cloud, "tasks", TASKS_MACHINE)
+    assert local_cloud.run(machine, {}).status == "SUCCEEDED"
+    before = environments()
+    # When 300 more executions end
+    for _ in range(300):
+        assert local_cloud.run(machine, {}).status == "SUCCEEDED"
+    # Then Task workers, and the environments they ran in, are let go as fix 84 lets threads go (moto's
+    # Task states appended each worker to a list fix 84 missed, kept for the life of the process)
+    assert environments() - before < 2 * 64
 
 
 def test_one_index_per_machine_and_none_in_the_snapshot_each_execution_keeps(local_cloud: LocalCloud):

@@ -127,6 +127,9 @@ class _InPlace:
     def start(self) -> None:
         self._target()  # moto's target catches everything, and hands it back through its own lists
 
+    def is_alive(self) -> bool:  # fix 84's list asks; the work ran (or runs) on its caller's thread
+        return False
+
 
 def _tasks_without_a_timeout_run_in_place(original: type[threading.Thread]) -> Callable[..., Any]:
     def task_worker(*, target: Callable[[], None], daemon: bool) -> threading.Thread | _InPlace:
@@ -209,6 +212,7 @@ _THREAD_KEEPERS = (  # every moto module that appends to TMP_THREADS, each with 
     f"{_COMPONENT_PACKAGE}.state.exec.state_map.iteration.inline_iteration_component",
     f"{_COMPONENT_PACKAGE}.state.exec.state_task.service.state_task_service_callback",
     f"{_COMPONENT_PACKAGE}.state.exec.state_parallel.branch_worker",
+    f"{_COMPONENT_PACKAGE}.state.exec.execute_state",  # every Task's worker, in place or a thread
     "moto.stepfunctions.parser.backend.execution_worker",
 )
 
