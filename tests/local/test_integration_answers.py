@@ -4,6 +4,7 @@ them (issue 39; ledger L43 and L44, fixes 70, 71, 73, 74, 76 and 77)."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sfn_idempotency.local import LocalCloud
@@ -249,3 +250,40 @@ def test_history_links_as_recorded(local_cloud: LocalCloud):
     events = {e["type"]: e for e in history(local_cloud, done.arn)}
     assert done.status == "SUCCEEDED"
     assert events["MapStateExited"]["previousEventId"] == events["MapRunStarted"]["id"]
+
+
+def test_trace_and_function_request_ids_are_drawn_as_moto_draws_its_own(local_cloud: LocalCloud):
+    # Given a function (its context has a request id, its Task's answer a trace id too), and moto's
+    # generator of identifiers, which a user may seed to make them repeat
+    from moto.moto_api._internal import mock_random
+
+    seen: list[str] = []
+    function = local_cloud.add_function("echo", lambda event, context: seen.append(context.aws_request_id))
+    call = task(
+        "arn:aws:states:::lambda:invoke",
+        {"FunctionName": function.arn, "Payload": {}},
+        ResultSelector={
+            "headers.$": "$.SdkHttpMetadata.HttpHeaders",
+            "requestId.$": "$.SdkResponseMetadata.RequestId",
+        },
+        End=True,
+    )
+    arn = machine(local_cloud, {"Call": call}, "Call")
+    local_cloud.run(arn, {})  # what a first run makes once is made
+
+    # When it runs twice, moto's generator seeded alike before each run
+    outputs = []
+    try:
+        for _ in range(2):
+            mock_random.seed(55)
+            outputs.append(local_cloud.run(arn, {}).output)
+    finally:
+        mock_random.seed()  # unseeded again for the tests after this one
+
+    # Then both runs drew the same ids: the X-Ray trace id, and the request id in the function's
+    # context and in the Task's answer (os.urandom, which gives up the interpreter's lock at every
+    # draw, drew different ones)
+    first, second = outputs
+    assert first["headers"]["X-Amzn-Trace-Id"] == second["headers"]["X-Amzn-Trace-Id"]
+    assert re.fullmatch(r"Root=1-[0-9a-f]{8}-[0-9a-f]{24}", first["headers"]["X-Amzn-Trace-Id"])
+    assert seen[1] == seen[2] == first["requestId"] == second["requestId"]

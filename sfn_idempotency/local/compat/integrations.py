@@ -21,6 +21,7 @@ from xml.sax.saxutils import escape as xml_escape
 
 import botocore.session
 from botocore import xform_name
+from moto.moto_api._internal import mock_random
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
 from sfn_idempotency.local.compat import json_paths
@@ -469,12 +470,14 @@ def _wire_value(value: Any) -> Any:
 
 def sdk_metadata(service: str, answer: WireAnswer, result: dict[str, Any]) -> dict[str, Any]:
     """``SdkHttpMetadata`` and ``SdkResponseMetadata`` as the recordings show them."""
+    # The trace id is drawn as moto draws its identifiers: a seeded moto repeats it, and no draw gives
+    # up the interpreter's lock (os.urandom does, and each such draw was a thread switch under load).
     filled = {
         _REQUEST_ID: answer.request_id,
         _LENGTH: str(answer.body_length),
         _DATE: email.utils.formatdate(usegmt=True),
         _CRC32: str(answer.body_crc32),
-        _TRACE_ID: f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}",
+        _TRACE_ID: f"Root=1-{mock_random.getrandbits(32):08x}-{mock_random.getrandbits(96):024x}",
         "X-Amz-Executed-Version": str(result.get("ExecutedVersion", "$LATEST")),
     }
     renamed = _RECORDED_RENAMES.get((service, answer.operation), {})

@@ -11,13 +11,14 @@ import sys
 import threading
 import time
 import traceback
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
+
+from moto.moto_api._internal import mock_random
 
 from sfn_idempotency.flow.resources import LAMBDAS_DIR
 from sfn_idempotency.local.controls.calls import Reply
@@ -43,7 +44,8 @@ class LocalLambdaContext:
     timeout_seconds: int
     memory_limit_in_mb: int = 128
     function_version: str = "$LATEST"
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    # Drawn as moto draws its identifiers, as the Task's trace id is (compat.integrations.sdk_metadata)
+    aws_request_id: str = field(default_factory=lambda: str(mock_random.uuid4()))
     log_group_name: str = ""
     log_stream_name: str = "local"
     identity: Any = None
