@@ -890,3 +890,55 @@ def test_a_random_text_is_drawn_as_moto_draws_it(local_cloud: LocalCloud):
     # Then the texts are the same, and both generators are left in the same state
     assert texts == expected
     assert ours.getstate() == moto_s.getstate()
+
+
+def test_a_states_input_is_written_into_its_events_without_a_copy_and_read_by_others_as_a_copy(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a machine whose states add to their input, and a count of the copies made of a state's input
+    from moto.stepfunctions.parser.asl.eval.states import States
+
+    copies: list[Any] = []
+    extract = States._extract
+
+    def counted(query: str | None, data: Any) -> Any:
+        copied = extract(query, data)
+        if query is None:
+            copies.append(copied)
+        return copied
+
+    monkeypatch.setattr(States, "_extract", staticmethod(counted))
+    machine = local_cloud.create_state_machine(
+        "copies",
+        json.dumps(
+            {
+                "StartAt": "A",
+                "States": {
+                    "A": {"Type": "Pass", "Result": 1, "ResultPath": "$.a", "Next": "B"},
+                    "B": {"Type": "Pass", "Result": 2, "ResultPath": "$.b", "End": True},
+                },
+            }
+        ),
+        {},
+    )
+
+    # When it runs
+    result = local_cloud.run(machine, {"order": "o-1"})
+
+    # Then each event has its state's input or output as text, as before
+    entered = [
+        e["stateEnteredEventDetails"]["input"] for e in result.history if "stateEnteredEventDetails" in e
+    ]
+    exited = [
+        e["stateExitedEventDetails"]["output"] for e in result.history if "stateExitedEventDetails" in e
+    ]
+    assert [json.loads(text) for text in entered] == [{"order": "o-1"}, {"order": "o-1", "a": 1}]
+    assert [json.loads(text) for text in exited] == [
+        {"order": "o-1", "a": 1},
+        {"order": "o-1", "a": 1, "b": 2},
+    ]
+    assert result.output == {"order": "o-1", "a": 1, "b": 2}
+    # And a state's input was copied for its other readers only: each state's InputPath, ResultPath
+    # and size check, the execution's success event and its output (moto copied it for each
+    # state's two events and for its redrive's resume point too: six more)
+    assert len(copies) == 2 * 3 + 2

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sfn_idempotency.local.compat.evaluation import copied_json
+from sfn_idempotency.local.compat.evaluation import copied_json, state_input
 from sfn_idempotency.local.compat.execution_ends import continued_history
 from sfn_idempotency.local.compat.express import refuse_an_express_execution
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, add, apply_capability
@@ -154,7 +154,7 @@ def remember_the_resume_point(state: Any, env: Any) -> bool:
             frame.key,
             ResumePoint(
                 state_name=state.name,
-                state_input=env.states.get_input(),  # a copy already
+                state_input=state_input(env),  # kept as is: a redrive resets the state to a copy
                 variables=copied_json(env.variable_store._inner_scope),
             ),
         )

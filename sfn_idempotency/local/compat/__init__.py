@@ -47,6 +47,8 @@ evaluation (how the interpreter evaluates)
       manager, callback pool and Map run pool, which moto made anew only to replace them.
   126. [speed] A frame's State context and a program's state are copied by fix 85's walk and fix
        65's copy, not ``copy.deepcopy``'s generic walk, at every frame and every look.
+  129. [speed] A state's input is written into its entered and exited events as it is, not from
+       a deep copy made for each (a third of an execution's copies).
 
 moto_core (moto's plumbing, under every service)
   57. [speed] A service's backend for an account already there is looked up without moto's

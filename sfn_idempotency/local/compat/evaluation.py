@@ -1,6 +1,6 @@
 """How moto's interpreter evaluates: its threads, its copies of a program's state, its timestamps,
-its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116, 121 and 126, speed: no behaviour
-changes).
+its logs, its frames (fixes 59, 63, 65, 66, 84, 85, 110, 116, 121, 126 and 129, speed: no
+behaviour changes).
 
 59. moto ran every program (the machine's, each Map iteration's, each Parallel branch's) in a
     thread of its own and joined it, only to stop waiting at its TimeoutSeconds. A program without
@@ -44,6 +44,10 @@ changes).
     ninth of the calls a Map iteration made. The context is JSON, copied by fix 85's walk; a
     running or ended program's state by fix 65's copy of its attributes; any other state still
     by ``copy.deepcopy``.
+129. A state's input was deep-copied each time it was read, also to be written as JSON into the
+    state's entered and exited events, which keep only the text: a third of the copies an
+    execution made. Those two read the input itself. (moto never changes a state's input in
+    place: it replaces it, and every other reader still gets a copy.)
 """
 
 from __future__ import annotations
@@ -301,6 +305,40 @@ def _frame_copies(original: types.ModuleType) -> types.SimpleNamespace:
     return types.SimpleNamespace(deepcopy=deepcopy, copy=original.copy)
 
 
+# -- fix 129: a state's input written into its events without a copy -----------------------------------
+class _Writing(threading.local):
+    input_out: bool = False  # this thread writes a state's input into an event, and keeps only the text
+
+
+_writing = _Writing()
+
+
+def state_input(env: Any) -> Any:
+    """A state's input itself, not a copy: for a reader that changes nothing in it (moto replaces
+    a state's input, never changes it in place)."""
+    return env.states._states_data["input"]
+
+
+def _input_read_in_place(original: Callable[..., Any]) -> Callable[..., Any]:
+    def get_input(self: Any, query: str | None = None) -> Any:
+        if query is None and _writing.input_out:
+            return self._states_data["input"]
+        return original(self, query)
+
+    return get_input
+
+
+def _writing_the_input_out(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    def event_details(self: Any, env: Any) -> Any:
+        _writing.input_out = True
+        try:
+            return original(self, env)
+        finally:
+            _writing.input_out = False
+
+    return event_details
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(
         59, f"{_COMPONENT_PACKAGE}.program.program:Program", "eval", _programs_without_a_timeout_run_in_place
@@ -331,6 +369,11 @@ PATCHES: tuple[Patch, ...] = (
     Patch(121, _ENVIRONMENT, "CallbackPoolManager", _openers_own("callback_pool_manager")),
     Patch(121, _ENVIRONMENT, "MapRunRecordPoolManager", _openers_own("map_run_record_pool_manager")),
     Patch(126, _ENVIRONMENT, "copy", _frame_copies),
+    Patch(129, "moto.stepfunctions.parser.asl.eval.states:States", "get_input", _input_read_in_place),
+    *(
+        Patch(129, f"{_COMPONENT_PACKAGE}.state.state:CommonStateField", details, _writing_the_input_out)
+        for details in ("_get_state_entered_event_details", "_get_state_exited_event_details")
+    ),
 )
 
 
