@@ -31,6 +31,8 @@ from sfn_idempotency.local.compat.patching import Patch
 from sfn_idempotency.local.compat.redrive_fields import redrive_count
 
 LOG = logging.getLogger(__name__)
+# What json.dumps(record, default=str) writes, with the encoder made once (dumps makes one per call).
+_RECORD_ENCODER = json.JSONEncoder(default=str)
 
 _EXECUTION = "moto.stepfunctions.parser.backend.execution:Execution"
 _RESPONSES = "moto.stepfunctions.responses:StepFunctionResponse"
@@ -71,7 +73,7 @@ def _log_record(history_log: dict[str, Any], redrives: int) -> tuple[int, str]:
     moment = stamp if isinstance(stamp, datetime.datetime) else datetime.datetime.fromisoformat(stamp)
     milliseconds = int(moment.timestamp() * 1000)
     record = {**history_log, "event_timestamp": str(milliseconds), "redrive_count": str(redrives)}
-    return milliseconds, json.dumps(record, default=str)
+    return milliseconds, _RECORD_ENCODER.encode(record)
 
 
 # A record on its way: the Logs backend, group and stream it goes to, the history event and the

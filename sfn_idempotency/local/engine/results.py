@@ -97,10 +97,18 @@ def _events(execution: Any) -> list[dict[str, Any]]:
 
 def _as_answered(value: Any) -> Any:
     if isinstance(value, dict):
-        answered = {name: _as_answered(member) for name, member in value.items() if member is not None}
+        answered = {
+            name: member if type(member) in _SCALARS else _as_answered(member)
+            for name, member in value.items()
+            if member is not None
+        }
         if isinstance(answered.get("timestamp"), str):
             answered["timestamp"] = datetime.datetime.fromisoformat(answered["timestamp"])
         return answered
     if isinstance(value, list):
-        return [_as_answered(item) for item in value]
+        return [item if type(item) in _SCALARS else _as_answered(item) for item in value]
     return value
+
+
+# Returned as they are, without a call: most of the few hundred members of an execution's events.
+_SCALARS = frozenset({str, int, float, bool})
