@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import gc
 import json
 import logging
 import threading
@@ -942,3 +943,36 @@ def test_a_states_input_is_written_into_its_events_without_a_copy_and_read_by_ot
     # and size check, the execution's success event and its output (moto copied it for each
     # state's two events and for its redrive's resume point too: six more)
     assert len(copies) == 2 * 3 + 2
+
+
+def test_a_call_answered_in_process_and_an_updates_validation_leave_no_cycles(local_cloud: LocalCloud):
+    # Given a table, and the collector set to keep what it finds unreachable instead of freeing it
+    from moto.core.request import Request
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser
+
+    table = local_cloud.create_table("orders")
+    local_cloud.dynamodb.put_item(TableName=table, Item={"id": {"S": "o-1"}})
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        # When an update is answered in process (moto's stub of botocore, its validation walks)
+        answer = local_cloud.dynamodb.update_item(
+            TableName=table,
+            Key={"id": {"S": "o-1"}},
+            UpdateExpression="SET #status = :done",
+            ExpressionAttributeNames={"#status": "status"},
+            ExpressionAttributeValues={":done": {"S": "DONE"}},
+            ReturnValues="ALL_NEW",
+        )
+        gc.collect()
+        cycles = list(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+    # Then it answered, and neither moto's request nor a validation walk was left in a cycle for
+    # the collector (werkzeug's request kept itself in its environ; each walk kept its own methods)
+    assert answer["Attributes"]["status"] == {"S": "DONE"}
+    assert not [kept for kept in cycles if isinstance(kept, Request | DepthFirstTraverser)]

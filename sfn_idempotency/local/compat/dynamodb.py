@@ -14,8 +14,10 @@ re-walked on every request (fixes 61, 62, 67, 117 and 118, speed: no behaviour c
     walk, which cost as much as the rest of the request's parse.
 117. The validation walks the tree ten times, one check each. At every node each walk rebuilt its
      map of node classes to handlers, twice, and matched the node against abstract classes. Each
-     walk now finds a node class's handler once: the first of its map the class derives from, as
-     moto's ``process`` chose. Half the validation's time; and the write lock of fix 8, held
+     walk class now finds a node class's handler once: the first of its map the class derives
+     from, as moto's ``process`` chose, kept as its function (a map of methods bound to the walk
+     is the same for every walk of its class; kept on each walk it was a cycle the garbage
+     collector had to free). Half the validation's time; and the write lock of fix 8, held
      through it, is held that much less.
 118. The check that an update expression has one SET, REMOVE and ADD clause at most counted the
      clauses below every node of the tree, again for each node above: a walk per node. It counts
@@ -33,7 +35,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from sfn_idempotency.local.compat.patching import Patch, kept_on
+from sfn_idempotency.local.compat.patching import Patch
 
 _DYNAMODB_MODULE = "moto.dynamodb.models"
 _ATOMIC_WRITES = ("put_item", "update_item", "delete_item", "transact_write_items")
@@ -87,24 +89,33 @@ def _trees_copied_from_their_pickle(original: Callable[..., Any]) -> Callable[..
     return deepcopy
 
 
-_HANDLERS = "_sfn_local_handlers"  # on a walk: each node class's handler, found once
+Handler = Callable[[Any, Any], Any]  # (walk, node) -> node
 
 
 def _handlers_found_once(original: Callable[..., Any]) -> Callable[..., Any]:
     from moto.dynamodb.parsing.ast_nodes import Node
 
     is_node: dict[type, bool] = {}  # by class: moto's nodes are abstract classes, slow to match
+    # By walk class and node class: the handler's function, called with the walk. Every walk's map
+    # names its own methods, the same for every walk of its class; kept as functions, so that no
+    # walk holds a map of methods bound to itself (a cycle, left to the garbage collector).
+    handlers: dict[tuple[type, type], Handler | None] = {}
 
-    def handler_of(walk: Any, kind: type) -> Callable[[Any], Any] | None:
-        handlers: dict[type, Callable[[Any], Any] | None] = kept_on(walk, _HANDLERS)
-        if kind not in handlers:
-            handlers[kind] = next(
-                (handler for cls, handler in walk._processing_map().items() if issubclass(kind, cls)), None
-            )
-        return handlers[kind]
+    def handler_of(walk: Any, kind: type) -> Handler | None:
+        key = (type(walk), kind)
+        if key in handlers:
+            return handlers[key]
+        handler = next(
+            (handler for cls, handler in walk._processing_map().items() if issubclass(kind, cls)), None
+        )
+        if handler is None or getattr(handler, "__self__", None) is walk:
+            function = None if handler is None else handler.__func__
+            handlers[key] = function
+            return function
+        return lambda _walk, node: handler(node)  # not the walk's own method: looked up each time
 
     def traverse_node_recursively(self: Any, node: Any, child_id: int = -1) -> Any:
-        # moto's walk, line for line, with the handler looked up once per walk and node class.
+        # moto's walk, line for line, with the handler looked up once per walk class and node class.
         kind = type(node)
         if kind not in is_node:
             is_node[kind] = issubclass(kind, Node)
@@ -117,7 +128,7 @@ def _handlers_found_once(original: Callable[..., Any]) -> Callable[..., Any]:
                 self.traverse_node_recursively(child_node, i)
         handler = handler_of(self, kind)
         if handler is not None:
-            node = handler(node)
+            node = handler(self, node)
             node.parent = parent_node
             if parent_node:
                 parent_node.children[child_id] = node
