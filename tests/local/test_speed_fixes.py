@@ -976,3 +976,59 @@ def test_a_call_answered_in_process_and_an_updates_validation_leave_no_cycles(lo
     # the collector (werkzeug's request kept itself in its environ; each walk kept its own methods)
     assert answer["Attributes"]["status"] == {"S": "DONE"}
     assert not [kept for kept in cycles if isinstance(kept, Request | DepthFirstTraverser)]
+
+
+def test_a_writes_condition_is_parsed_once_and_judged_by_its_own_names_and_values(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a table, and a count of the condition trees moto builds
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    built: list[Any] = []
+    build = ConditionExpressionParser._lex_condition_expression  # once per tree moto builds
+    monkeypatch.setattr(
+        ConditionExpressionParser, "_lex_condition_expression", lambda self: built.append(self) or build(self)
+    )
+    table = local_cloud.create_table("parsed-once")
+    dynamodb = local_cloud.client("dynamodb")
+
+    def put(n: int, limit: int) -> None:
+        dynamodb.put_item(
+            TableName=table,
+            Item={"id": {"S": "k"}, "n": {"N": str(n)}},
+            ConditionExpression="attribute_not_exists(#id) OR #n < :limit",
+            ExpressionAttributeNames={"#id": "id", "#n": "n"},
+            ExpressionAttributeValues={":limit": {"N": str(limit)}},
+        )
+
+    # When one condition is written with the same values twice, then with others that refuse it
+    put(1, 5)
+    put(2, 5)
+    with pytest.raises(ClientError) as refused:
+        put(3, 1)
+
+    # Then each was judged by its own values, and the refused one changed nothing
+    assert refused.value.response["Error"]["Code"] == "ConditionalCheckFailedException"
+    assert dynamodb.get_item(TableName=table, Key={"id": {"S": "k"}})["Item"]["n"] == {"N": "2"}
+    # And a tree was built for the first write and for the write with other values: moto built two
+    # for every write (its check of the names and values used, then the write), six
+    assert len(built) == 2
+
+
+def test_a_parse_kept_for_a_request_is_not_answered_for_names_changed_since():
+    # Given a parse of a condition, whose names the caller then changes in place
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+
+    names = {"#n": "n"}
+    values = {":v": {"N": "1"}}
+    first = ConditionExpressionParser("#n = :v", names, values)
+    first.parse()
+    names["#n"] = "m"
+
+    # When the same text is parsed with the changed names
+    second = ConditionExpressionParser("#n = :v", names, values)
+    tree = second.parse()
+
+    # Then it is parsed again: its tree reads the attribute the names now give
+    assert tree.lhs.path == ["m"]
+    assert (first.expr_attr_names_found, second.expr_attr_names_found) == (["#n"], ["#n"])

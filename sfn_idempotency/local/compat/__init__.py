@@ -306,6 +306,8 @@ dynamodb
   117. [speed] Each validation walk class finds a node class's handler once (moto rebuilt it per
        node), kept as a function (no walk holds methods bound to itself).
   118. [speed] Its clauses are counted in one walk (moto re-walked each subtree at every node).
+  130. [speed] A conditional write's condition is parsed once per request (moto parsed it for its
+       check of the names and values used, and again for the write).
 
 jsonata
   15. [L15, L16] JSONata and workflow variables evaluated with jsonata-python, with the functions

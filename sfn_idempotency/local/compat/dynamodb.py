@@ -1,5 +1,5 @@
 """DynamoDB as the interpreter's integrations see it (fix 8), and what moto re-parsed, re-copied or
-re-walked on every request (fixes 61, 62, 67, 117 and 118, speed: no behaviour changes).
+re-walked on every request (fixes 61, 62, 67, 117, 118 and 130, speed: no behaviour changes).
 
 61. A condition expression was lexed into tokens twice per conditional write (the request's check
     of its names and values, then the write), every token with six regular expressions looked
@@ -22,6 +22,11 @@ re-walked on every request (fixes 61, 62, 67, 117 and 118, speed: no behaviour c
 118. The check that an update expression has one SET, REMOVE and ADD clause at most counted the
      clauses below every node of the tree, again for each node above: a walk per node. It counts
      them in one walk, bottom up, and raises the error moto raised at the node moto raised it.
+130. A conditional write's condition was parsed twice per request: by the request's check of the
+     names and values it uses, then by the write, which evaluates the tree against the item. The
+     tree depends on the text, the names and the values alone, and evaluating it changes nothing
+     in it, so a thread's parse of the same three as its last parse answers that parse's tree
+     (and the names and values it found); a parse that raised is parsed again.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from sfn_idempotency.local.compat.evaluation import copied_json
 from sfn_idempotency.local.compat.patching import Patch
 
 _DYNAMODB_MODULE = "moto.dynamodb.models"
@@ -176,6 +182,35 @@ def _clauses_counted_in_one_walk(original: Callable[..., Any]) -> Callable[..., 
     return traverse
 
 
+class _LastParse(threading.local):
+    # (text, names, values) as they were parsed, the tree, the names found, the values found
+    entry: tuple[str, Any, Any, Any, list[str], list[str]] | None = None
+
+
+_last_parse = _LastParse()
+
+
+def _parsed_once_per_request(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def parse(self: Any) -> Any:
+        text, names, values = (
+            self.condition_expression,
+            self.expression_attribute_names,
+            self.expression_attribute_values,
+        )
+        last = _last_parse.entry
+        if last is not None and last[0] == text and last[1] == names and last[2] == values:
+            self.expr_attr_names_found.extend(last[4])
+            self.expr_attr_values_found.extend(last[5])
+            return last[3]
+        tree = original(self)
+        if text:  # kept as parsed: a caller may change its names or values after
+            found = (list(self.expr_attr_names_found), list(self.expr_attr_values_found))
+            _last_parse.entry = (text, copied_json(names), copied_json(values), tree, *found)
+        return tree
+
+    return parse
+
+
 PATCHES: tuple[Patch, ...] = (
     *(Patch(8, f"{_DYNAMODB_MODULE}:DynamoDBBackend", operation, _atomic) for operation in _ATOMIC_WRITES),
     Patch(
@@ -192,4 +227,5 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         118, "moto.dynamodb.parsing.validators:ActionCountValidator", "traverse", _clauses_counted_in_one_walk
     ),
+    Patch(130, "moto.dynamodb.comparisons:ConditionExpressionParser", "parse", _parsed_once_per_request),
 )
