@@ -298,6 +298,46 @@ def test_a_dynamodb_item_attribute_that_is_not_an_attribute_value_fails_the_stat
     assert local_cloud.dynamodb.scan(TableName="runs")["Items"] == []
 
 
+@pytest.mark.parametrize(
+    ("operation", "parameters", "unfit"),
+    [
+        ("PutItem", {"TableName": "t", "Item": {"id": {"S": "a"}, "n": {"N": "1"}}}, None),
+        ("PutItem", {"TableName": "t", "Item": {"id": "a"}}, "id"),
+        ("PutItem", {"TableName": "t", "Item": "a"}, "Item"),
+        ("PutItem", {"TableName": "t", "Item": {"m": {"M": {"x": {"L": [{"S": "1"}, "2"]}}}}}, "L[1]"),
+        ("PutItem", {"TableName": "t", "Item": {"l": {"L": "not a list"}}}, None),
+        ("PutItem", {"TableName": "t", "Item": {"b": {"BOOL": "false"}}, "Unknown": "x"}, None),
+        (
+            "UpdateItem",
+            {"TableName": "t", "Key": {"id": {"S": "a"}}, "ExpressionAttributeValues": 1},
+            "ExpressionAttributeValues",
+        ),
+        ("BatchWriteItem", {"RequestItems": {"t": [{"PutRequest": {"Item": {"id": 1}}}]}}, "id"),
+    ],
+)
+def test_parameters_unfit_for_a_request_are_found_as_botocores_validation_finds_them(
+    monkeypatch: pytest.MonkeyPatch, operation: str, parameters: dict[str, Any], unfit: str | None
+):
+    # Given botocore's whole validation, counted
+    from botocore.validate import ParamValidator
+
+    from sfn_idempotency.local.compat import integrations
+
+    validated: list[Any] = []
+    validate = ParamValidator.validate
+    monkeypatch.setattr(
+        ParamValidator, "validate", lambda self, *args: validated.append(args) or validate(self, *args)
+    )
+
+    # When a Task's parameters are checked before its call (fix 99)
+    found = integrations._unfit_field("dynamodb", operation, parameters)
+
+    # Then the field is the one botocore's validation names, and parameters with nothing unfit are
+    # not validated whole (a tenth of a write's time, at every DynamoDB Task)
+    assert found == unfit
+    assert len(validated) == (0 if unfit is None else 1)
+
+
 def test_each_failed_task_attempt_is_reported_once_with_its_state_error_and_cause(
     local_cloud: LocalCloud, tmp_path: Path
 ):
