@@ -25,8 +25,9 @@ re-walked on every request (fixes 61, 62, 67, 117, 118 and 130, speed: no behavi
 130. A conditional write's condition was parsed twice per request: by the request's check of the
      names and values it uses, then by the write, which evaluates the tree against the item. The
      tree depends on the text, the names and the values alone, and evaluating it changes nothing
-     in it, so a thread's parse of the same three as its last parse answers that parse's tree
-     (and the names and values it found); a parse that raised is parsed again.
+     in it, so a thread's parse of the same text with the same names and values objects as its
+     last parse, unchanged since, answers that parse's tree (and the names and values it found):
+     the request's second parse. A parse that raised is parsed again.
 """
 
 from __future__ import annotations
@@ -183,8 +184,9 @@ def _clauses_counted_in_one_walk(original: Callable[..., Any]) -> Callable[..., 
 
 
 class _LastParse(threading.local):
-    # (text, names, values) as they were parsed, the tree, the names found, the values found
-    entry: tuple[str, Any, Any, Any, list[str], list[str]] | None = None
+    # The names and values parsed (the objects, and copies as they were then), the text, the tree,
+    # the names found and the values found
+    entry: tuple[Any, Any, Any, Any, str, Any, list[str], list[str]] | None = None
 
 
 _last_parse = _LastParse()
@@ -198,14 +200,21 @@ def _parsed_once_per_request(original: Callable[[Any], Any]) -> Callable[[Any], 
             self.expression_attribute_values,
         )
         last = _last_parse.entry
-        if last is not None and last[0] == text and last[1] == names and last[2] == values:
-            self.expr_attr_names_found.extend(last[4])
-            self.expr_attr_values_found.extend(last[5])
-            return last[3]
+        if (
+            last is not None
+            and last[0] is names  # the request's own objects, which moto hands its check and its write
+            and last[1] is values
+            and last[2] == names  # unchanged since
+            and last[3] == values
+            and last[4] == text
+        ):
+            self.expr_attr_names_found.extend(last[6])
+            self.expr_attr_values_found.extend(last[7])
+            return last[5]
         tree = original(self)
-        if text:  # kept as parsed: a caller may change its names or values after
+        if text:
             found = (list(self.expr_attr_names_found), list(self.expr_attr_values_found))
-            _last_parse.entry = (text, copied_json(names), copied_json(values), tree, *found)
+            _last_parse.entry = (names, values, copied_json(names), copied_json(values), text, tree, *found)
         return tree
 
     return parse
