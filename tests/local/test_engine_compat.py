@@ -325,9 +325,12 @@ def test_parameters_unfit_for_a_request_are_found_as_botocores_validation_finds_
 
     validated: list[Any] = []
     validate = ParamValidator.validate
-    monkeypatch.setattr(
-        ParamValidator, "validate", lambda self, *args: validated.append(args) or validate(self, *args)
-    )
+
+    def counted(self: Any, *args: Any) -> Any:
+        validated.append(args)
+        return validate(self, *args)
+
+    monkeypatch.setattr(ParamValidator, "validate", counted)
 
     # When a Task's parameters are checked before its call (fix 99)
     found = integrations._unfit_field("dynamodb", operation, parameters)
