@@ -191,10 +191,11 @@ def copied_json(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
+    # A member that is a scalar (most of them) is taken without a call.
     if kind is dict:
-        return {key: copied_json(item) for key, item in value.items()}
+        return {key: item if type(item) in _SCALARS else copied_json(item) for key, item in value.items()}
     if kind is list:
-        return [copied_json(item) for item in value]
+        return [item if type(item) in _SCALARS else copied_json(item) for item in value]
     return copy.deepcopy(value)
 
 
