@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import peer
+from bench.run import trimmed_mean
 from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.backends import ServerBackend
@@ -35,7 +36,6 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 GOAL_NESTED_RATIO = 2.5  # nested .sync:2 / the same flow started directly (median wall time)
 GOAL_RUN_RATIO = 1.5  # run() wall time / the execution's own duration (trimmed means)
 GOAL_JSONATA_RATIO = 1.3  # JSONata flavour / JSONPath flavour (trimmed mean execution duration)
-TRIMMED = 0.1  # the share of samples left out at each end of a trimmed mean
 GOAL_THROUGHPUT_PER_S = 60.0  # executions per second at 8 in flight
 GOAL_55_THROUGHPUT_PER_S = 150.0  # issue 55's: the same measure
 GOAL_EXPLORER_PER_S = 20.0  # issue 55: schedules a second, the project's flow at the default budget
@@ -64,9 +64,7 @@ def typical_ms(samples: list[float]) -> float:
     Step Functions records it; for a flow of 4 to 6 ms a median of such figures moves by a whole
     millisecond, a quarter, when half the samples cross one. The mean of the middle samples keeps
     the fraction and leaves out the rare pause of the whole process."""
-    ordered = sorted(samples)
-    cut = int(len(ordered) * TRIMMED)
-    return statistics.mean(ordered[cut : len(ordered) - cut]) * 1000
+    return trimmed_mean(samples) * 1000
 
 
 def own_duration(result: ExecutionResult) -> float:
