@@ -183,19 +183,19 @@ class LiveThreads(list[threading.Thread]):
                 self._prune_at = max(self._FLOOR, 2 * len(self))
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+JSON_SCALARS = frozenset({str, int, float, bool, type(None)})  # a JSON value's types that hold no other
 
 
 def copied_json(value: Any) -> Any:
     """A deep copy of a JSON value (dicts, lists, scalars); other objects by ``copy.deepcopy``."""
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in JSON_SCALARS:
         return value
     # A member that is a scalar (most of them) is taken without a call.
     if kind is dict:
-        return {key: item if type(item) in _SCALARS else copied_json(item) for key, item in value.items()}
+        return {key: item if type(item) in JSON_SCALARS else copied_json(item) for key, item in value.items()}
     if kind is list:
-        return [item if type(item) in _SCALARS else copied_json(item) for item in value]
+        return [item if type(item) in JSON_SCALARS else copied_json(item) for item in value]
     return copy.deepcopy(value)
 
 

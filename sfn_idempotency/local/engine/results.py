@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sfn_idempotency.deployed.executions import entered_states, lambda_invocations
+from sfn_idempotency.local.compat.evaluation import JSON_SCALARS
 
 
 @dataclass(frozen=True)
@@ -96,9 +97,10 @@ def _events(execution: Any) -> list[dict[str, Any]]:
 
 
 def _as_answered(value: Any) -> Any:
+    # A scalar member (most of the few hundred of an execution's events) is taken without a call.
     if isinstance(value, dict):
         answered = {
-            name: member if type(member) in _SCALARS else _as_answered(member)
+            name: member if type(member) in JSON_SCALARS else _as_answered(member)
             for name, member in value.items()
             if member is not None
         }
@@ -106,9 +108,5 @@ def _as_answered(value: Any) -> Any:
             answered["timestamp"] = datetime.datetime.fromisoformat(answered["timestamp"])
         return answered
     if isinstance(value, list):
-        return [item if type(item) in _SCALARS else _as_answered(item) for item in value]
+        return [item if type(item) in JSON_SCALARS else _as_answered(item) for item in value]
     return value
-
-
-# Returned as they are, without a call: most of the few hundred members of an execution's events.
-_SCALARS = frozenset({str, int, float, bool})
