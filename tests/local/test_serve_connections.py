@@ -1,7 +1,8 @@
-"""``serve``'s HTTP server (fixes 112 to 115, 123 and 125, speed: no answer changes): connections kept
+"""``serve``'s HTTP server (fixes 112 to 115, 123, 125 and 131, speed: no answer changes): connections kept
 as AWS's endpoints keep them, header blocks parsed without the email package, each host routed once,
-a StartExecution answered before its execution runs, access-log lines written only when taken, and
-Flask's debug class for a request's files built only for a request with form fields."""
+a StartExecution answered before its execution runs, access-log lines written only when taken,
+Flask's debug class for a request's files built only for a request with form fields, and an SDK's
+request answered without Flask's request machinery."""
 
 from __future__ import annotations
 
@@ -310,3 +311,106 @@ def test_a_request_without_form_fields_keeps_its_files_class_and_a_form_gets_fla
     assert json_files is ImmutableMultiDict
     assert not isinstance(json_error.value, DebugFilesKeyError)
     assert isinstance(form_error.value, DebugFilesKeyError)
+
+
+class _OneApp(werkzeug_app.DomainDispatcherApplication):  # type: ignore[misc]
+    """moto's dispatcher with one Flask app for every host."""
+
+    def __init__(self, app: Any) -> None:
+        super().__init__(werkzeug_app.create_backend_app)
+        self.app = app
+
+    def get_application(self, environ: dict[str, Any]) -> Any:
+        return self.app
+
+
+def _moto_like_app(answers: dict[str, Any]) -> Any:
+    """A Flask app made as moto makes its apps (debug, moto's request class, CORS), whose one view
+    (moto's wrapper around a dispatch) answers each X-Amz-Target from ``answers``: a result, or an
+    exception to raise."""
+    import flask
+    from flask_cors import CORS
+    from moto.core.utils import convert_to_flask_response
+
+    app = flask.Flask("moto-like")
+    app.debug = True
+    app.request_class = werkzeug_app.BackendRequest
+    CORS(app)
+
+    def dispatch(request: Any, url: str, headers: dict[str, str]) -> Any:
+        answer = answers[headers["X-Amz-Target"]]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    app.add_url_rule("/", "dispatch", convert_to_flask_response(dispatch), methods=["POST"])
+    return app
+
+
+def _counted_request_contexts(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The request contexts Flask pushes from now on, counted into the list returned."""
+    import flask
+
+    contexts: list[Any] = []
+    request_context = flask.Flask.request_context
+
+    def counted(self: Any, environ: dict[str, Any]) -> Any:
+        contexts.append(request_context(self, environ))
+        return contexts[-1]
+
+    monkeypatch.setattr(flask.Flask, "request_context", counted)
+    return contexts
+
+
+def _post(app: Any, target: str, extra: dict[str, str] | None = None) -> tuple[int, list[Any], bytes]:
+    from werkzeug.test import Client
+
+    answer = Client(app).post("/", headers={"X-Amz-Target": target, **(extra or {})}, data=b"{}")
+    return answer.status_code, sorted(answer.headers.items()), answer.get_data()
+
+
+def test_an_sdk_request_is_answered_without_flask_and_as_flask_answers_it(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a moto-like app whose view answers, refuses with moto's error, fails with botocore's
+    from botocore.exceptions import ClientError
+    from moto.core.exceptions import JsonRESTError
+
+    del local_cloud  # only for its fixes, installed
+    answers = {
+        "Svc.Answer": (200, {"Content-Type": "application/x-amz-json-1.0"}, '{"n": 1}'),
+        "Svc.Refuse": JsonRESTError("ResourceNotFoundException", "no such thing"),
+        "Svc.Fail": ClientError({"Error": {"Code": "Throttling", "Message": "slow down"}}, "Op"),
+    }
+    app = _moto_like_app(answers)
+    contexts = _counted_request_contexts(monkeypatch)
+    # When each is asked twice through moto's dispatcher (fix 131), and once of the Flask app itself
+    dispatcher = _OneApp(app)
+    dispatched = {target: _post(dispatcher, target) for target in answers}
+    again = {target: _post(dispatcher, target) for target in answers}
+    through_flask_by_fix = len(contexts)
+    flasks = {target: _post(app, target) for target in answers}
+    # Then one test context learnt the path's CORS headers and no request went through Flask's
+    # machinery; every answer is Flask's (moto's CORS header too), each time
+    assert through_flask_by_fix == 1
+    assert dispatched == again
+    assert dispatched == flasks
+    assert [flasks[target][0] for target in answers] == [200, 400, 400]
+    assert ("Access-Control-Allow-Origin", "*") in flasks["Svc.Answer"][1]
+
+
+def test_a_browsers_request_and_an_app_with_other_hooks_still_go_through_flask(
+    local_cloud: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given a moto-like app, and one that also has a before-request hook
+    del local_cloud  # only for its fixes, installed
+    answer: tuple[int, dict[str, str], str] = (200, {}, "{}")
+    plain, hooked = _moto_like_app({"Svc.Answer": answer}), _moto_like_app({"Svc.Answer": answer})
+    hooked.before_request(lambda: None)
+    contexts = _counted_request_contexts(monkeypatch)
+    # When a web page's request (an Origin) reaches the first, and an SDK's reaches the second
+    from_a_page = _post(_OneApp(plain), "Svc.Answer", {"Origin": "http://localhost:8083"})
+    _post(_OneApp(hooked), "Svc.Answer")
+    # Then both went through Flask, and the page got CORS's answer for its origin
+    assert len(contexts) == 2
+    assert ("Access-Control-Allow-Origin", "http://localhost:8083") in from_a_page[1]

@@ -78,6 +78,8 @@ moto_server (moto's HTTP server, which ``serve`` runs)
   123. [speed] werkzeug's access-log line is written only for a logger that takes it.
   125. [speed] Flask's debug class for a request's files is built only for a request with form
        fields (the only one whose error it words differently).
+  131. [speed] An SDK's request to a JSON service (X-Amz-Target, no Origin) is answered by the view
+       its path matched, without Flask's request machinery, with the headers moto's CORS adds.
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between

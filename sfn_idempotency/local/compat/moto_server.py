@@ -1,4 +1,4 @@
-"""moto's server, which ``serve`` runs (fixes 112 to 115, 123 and 125, speed: no answer changes).
+"""moto's server, which ``serve`` runs (fixes 112 to 115, 123, 125 and 131, speed: no answer changes).
 
 112. moto's server (werkzeug's) closed the connection after every answer, so every request paid for
      a new connection: the accept, a thread, the client's connect. Connections are kept, as AWS's
@@ -25,6 +25,13 @@
      whose ``KeyError`` for a missing file names the form field of that name. A request without
      form fields (every JSON request) cannot have such a field, and its error is the plain
      ``KeyError`` either way, so it keeps its class.
+131. Every request went through Flask's request machinery (a request context pushed and popped, its
+     URL matched against the service's rules, the answer finalized), a fifth of ``serve``'s time on
+     a DescribeExecution. An SDK's request to a JSON service (a POST with ``X-Amz-Target``, no
+     Origin or Referer: no web page's) goes to the view its path matched the first time, as
+     Flask would call it, and its answer gets the headers Flask's after-request functions (moto's
+     CORS) add to such a request, learnt once for that path. Any other request, and any app with
+     other request hooks, still goes through Flask.
 """
 
 from __future__ import annotations
@@ -40,7 +47,8 @@ import socket
 import threading
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import Patch, kept_on
@@ -266,6 +274,104 @@ def _files_error_for_forms(original: Callable[[Any], None]) -> Callable[[Any], N
     return attach_enctype_error_multidict
 
 
+# -- fix 131: an SDK's request to a JSON service, answered without Flask's request machinery ---------
+# Headers that make a request one for Flask: a browser's (CORS answers depend on them).
+_BROWSER_HEADERS = ("HTTP_ORIGIN", "HTTP_REFERER", "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK")
+_ROUTES = "_sfn_local_sdk_routes"  # on a Flask app: each path's route, or None (Flask answers it)
+_ROUTES_KEPT = 64  # paths remembered an app; an SDK's requests to a JSON service all go to "/"
+
+
+@dataclass(frozen=True)
+class _Route:
+    view: Any  # moto's convert_to_flask_response around the service's dispatch
+    added_headers: tuple[tuple[str, str], ...]  # what the app's after-request functions add
+
+
+def _sdk_requests_dispatched(original: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    def __call__(self: Any, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if not _is_an_sdk_request(environ):
+            return original(self, environ, start_response)
+        app = self.get_application(environ)
+        route = _route(app, environ.get("PATH_INFO", ""))
+        if route is None:
+            return app(environ, start_response)  # type: ignore[no-any-return]
+        return _answer(app, route, environ)(environ, start_response)  # type: ignore[no-any-return]
+
+    return __call__
+
+
+def _is_an_sdk_request(environ: dict[str, Any]) -> bool:
+    return (
+        environ.get("REQUEST_METHOD") == "POST"
+        and "HTTP_X_AMZ_TARGET" in environ
+        and not any(header in environ for header in _BROWSER_HEADERS)
+    )
+
+
+def _route(app: Any, path: str) -> _Route | None:
+    routes = kept_on(app, _ROUTES)
+    if path in routes:
+        return routes[path]  # type: ignore[no-any-return]
+    route = _learnt_route(app, path)
+    if len(routes) < _ROUTES_KEPT:
+        routes[path] = route
+    return route
+
+
+def _learnt_route(app: Any, path: str) -> _Route | None:
+    """The view Flask would call for a POST to ``path``, and the headers its after-request functions
+    add to the answer; ``None`` when Flask would do more (another hook, a redirect, no match)."""
+    from moto.core.utils import convert_to_flask_response
+    from werkzeug.exceptions import HTTPException
+
+    hooks = (app.blueprints, app.before_request_funcs, app.url_value_preprocessors)
+    if any(hooks) or any((app.teardown_request_funcs, app.error_handler_spec)):
+        return None
+    try:
+        endpoint, arguments = app.url_map.bind("localhost").match(path, "POST")
+    except HTTPException:  # no rule (404), a redirect: Flask's answer
+        return None
+    view = app.view_functions.get(endpoint)
+    if arguments or not isinstance(view, convert_to_flask_response):
+        return None
+    # moto's CORS answers a request without an Origin the same whatever it asks: learnt once.
+    with app.test_request_context(path, method="POST"):
+        bare = app.response_class()
+        before = list(bare.headers.items())
+        after = list(app.process_response(bare).headers.items())
+    return _Route(view, tuple(header for header in after if header not in before))
+
+
+def _answer(app: Any, route: _Route, environ: dict[str, Any]) -> Any:
+    from moto.core.request import normalize_request
+    from werkzeug.exceptions import HTTPException
+
+    request = normalize_request(app.request_class(environ))
+    try:
+        response = _moto_answer(app, route.view.callback, request)
+    except HTTPException as error:  # out of moto's view: Flask answers with the exception's response
+        response = app.response_class.force_type(error, environ)
+    # As moto's CORS does: an answer that already says its CORS headers keeps them.
+    if not any(name in response.headers for name, _ in route.added_headers):
+        for name, value in route.added_headers:
+            response.headers.add(name, value)
+    return response
+
+
+def _moto_answer(app: Any, callback: Callable[..., Any], request: Any) -> Any:
+    """What moto's ``convert_to_flask_response`` answers (a POST), given Flask's request."""
+    from botocore.exceptions import ClientError
+    from moto.moto_api import recorder
+
+    try:
+        recorder._record_request(request)
+        result = callback(request, request.raw_url, dict(request.headers))
+    except ClientError as error:
+        result = 400, {}, error.response["Error"]["Message"]
+    status, headers, content = result if len(result) == 3 else (200, {}, result)
+    return app.response_class(response=content, status=status, headers=headers)
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(112, "moto.moto_server.werkzeug_app", "MotoRequestHandler", _connections_kept),
     Patch(112, "werkzeug.serving", "selectors", _no_drain_on_kept_connections),
@@ -284,4 +390,7 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(123, "werkzeug.serving:WSGIRequestHandler", "log_request", _request_line_when_taken),
     Patch(125, "flask.debughelpers", "attach_enctype_error_multidict", _files_error_for_forms),
+    Patch(
+        131, "moto.moto_server.werkzeug_app:DomainDispatcherApplication", "__call__", _sdk_requests_dispatched
+    ),
 )
