@@ -735,6 +735,66 @@ def test_a_large_input_is_left_out_of_the_event(local_cloud: LocalCloud, tmp_pat
     assert succeeded["output"] == '"small"'
 
 
+def _queue_for(cloud: LocalCloud, rule: str, pattern: dict[str, Any]) -> Callable[[], list[str]]:
+    """A queue that a new rule with ``pattern`` sends to; returns a reader of the statuses it got."""
+    sqs = cloud.client("sqs")
+    url = sqs.create_queue(QueueName=rule)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    cloud.events.put_rule(Name=rule, EventPattern=json.dumps(pattern))
+    cloud.events.put_targets(Rule=rule, Targets=[{"Id": "queue", "Arn": arn}])
+
+    def statuses() -> list[str]:
+        messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        return [json.loads(message["Body"])["detail"]["status"] for message in messages]
+
+    return statuses
+
+
+def test_a_status_change_no_rule_can_take_is_not_put_and_one_a_rule_may_take_is(
+    local_cloud: LocalCloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Given rules that leave a machine's events out by plain strings (another machine, the FAILED
+    # status, another source), a disabled rule, and a count of PutEvents calls
+    from moto.events.models import EventsBackend
+
+    machine = deploy(local_cloud, tmp_path, {"Done": {"Type": "Pass", "End": True}}, "Done")
+    status_change = {"source": ["aws.states"], "detail-type": ["Step Functions Execution Status Change"]}
+    left_out = _queue_for(
+        local_cloud, "another-machine", {**status_change, "detail": {"stateMachineArn": [machine + "-2"]}}
+    )
+    _queue_for(local_cloud, "failures", {**status_change, "detail": {"status": ["FAILED"]}})
+    _queue_for(local_cloud, "orders", {"source": ["orders"]})
+    _queue_for(local_cloud, "disabled", status_change)
+    local_cloud.events.disable_rule(Name="disabled")
+    calls: list[int] = []
+    put_events = EventsBackend.put_events
+
+    def counted(self: Any, events: list[dict[str, Any]]) -> Any:
+        calls.append(len(events))
+        return put_events(self, events)
+
+    monkeypatch.setattr(EventsBackend, "put_events", counted)
+    # When an execution runs, then a rule that may take its events (a prefix filter) is added and
+    # another runs
+    local_cloud.run(machine, {})
+    put_before_the_prefix_rule = len(calls)
+    taken = _queue_for(local_cloud, "by-prefix", {"detail": {"stateMachineArn": [{"prefix": machine}]}})
+    local_cloud.run(machine, {})
+    got: list[str] = []
+
+    def both_arrived() -> bool:
+        got.extend(taken())
+        return len(got) >= 2
+
+    local_cloud.wait_until(both_arrived, what="two status change events")
+    # Then the first execution's events were not put; the second's two were, the rule that may take
+    # them got both, and the rule that leaves them out got neither
+    assert put_before_the_prefix_rule == 0
+    assert calls == [1, 1]
+    assert sorted(got) == ["RUNNING", "SUCCEEDED"]
+    assert left_out() == []
+
+
 # -- fix 14: StartSyncExecution -------------------------------------------------------------------
 def express_machine(
     local_cloud: LocalCloud, states: dict[str, Any], start_at: str, **substitutions: str

@@ -206,6 +206,9 @@ events (EventBridge)
   13. [L6] Standard executions send "Step Functions Execution Status Change" events.
   53. [L7] An event delivered without an input transformer carries its ``account``.
   54. [L7] PutEvents answers ``MalformedDetail`` for a Detail that is JSON but not an object.
+  132. [speed] A status change event that no rule on its bus can take (fix 7's rules that deliver
+       nothing, patterns whose plain strings leave out its source, detail type, status or state
+       machine) is not put; every other rule still gets it through PutEvents.
 
 lambda_runtime (functions created through the Lambda API)
   22. [L20] Python zips run in process, Node.js zips in a warm local Node process

@@ -1,5 +1,14 @@
 """Step Functions and EventBridge: rules that start executions, status change events, and what
-EventBridge delivers (fixes 7, 13, 53, 54)."""
+EventBridge delivers (fixes 7, 13, 53, 54, 132).
+
+Fix 132 (speed): a status change event that no rule on its bus can match is not put. Each of the
+two events of every execution was built, put, and copied for every rule on the bus, to be matched
+and dropped (the example's rules take FAILED, TIMED_OUT and ABORTED events of two machines, and
+orders). A rule is passed over only when it cannot take the event: it delivers nothing (fix 7), or
+its pattern names the event's source, detail type, status or state machine among plain strings
+that leave it out (filters EventBridge ANDs); every other rule still gets the event, through
+PutEvents, as before. PutEvents with no rule to deliver to has nothing to show.
+"""
 
 from __future__ import annotations
 
@@ -47,6 +56,10 @@ def _emit_status_change(execution: Any, status: str | None) -> None:
     if getattr(execution.state_machine, "type", None) != "STANDARD":  # TestState runs have none
         return
     detail = status_change_detail(with_output_text(execution, execution.to_describe_output()), status)
+    events = events_backends[execution.account_id][execution.region_name]
+    rules = getattr(events.event_buses.get("default"), "rules", {})
+    if not any(_may_take(rule, detail) for rule in rules.values()):
+        return  # fix 132
     entry = {
         "Source": "aws.states",
         "DetailType": _STATUS_CHANGE,
@@ -55,7 +68,28 @@ def _emit_status_change(execution: Any, status: str | None) -> None:
         "EventBusName": "default",
     }
     # Straight to the bus: PutEvents refuses the aws.* sources that only AWS services may send.
-    events_backends[execution.account_id][execution.region_name].put_events([entry])
+    events.put_events([entry])
+
+
+def _may_take(rule: Any, detail: dict[str, Any]) -> bool:
+    """False when ``rule`` cannot take a status change event with this ``detail`` (fix 132)."""
+    if rule.state != "ENABLED" or not rule.event_pattern.dump():
+        return False  # fix 7: it delivers no event
+    pattern = rule.event_pattern.get_pattern()
+    inner = pattern.get("detail")
+    inner = inner if isinstance(inner, dict) else {}
+    return not (
+        _leaves_out(pattern.get("source"), "aws.states")
+        or _leaves_out(pattern.get("detail-type"), _STATUS_CHANGE)
+        or _leaves_out(inner.get("status"), detail["status"])
+        or _leaves_out(inner.get("stateMachineArn"), detail["stateMachineArn"])
+    )
+
+
+def _leaves_out(filters: Any, value: str) -> bool:
+    """A pattern's list of plain strings (no prefix, anything-but or other filter) without ``value``:
+    no event whose field is ``value`` matches the pattern."""
+    return isinstance(filters, list) and all(isinstance(f, str) for f in filters) and value not in filters
 
 
 def status_change_detail(description: dict[str, Any], status: str | None = None) -> dict[str, Any]:
