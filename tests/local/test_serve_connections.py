@@ -1,8 +1,9 @@
-"""``serve``'s HTTP server (fixes 112 to 115, 123, 125 and 131, speed: no answer changes): connections kept
-as AWS's endpoints keep them, header blocks parsed without the email package, each host routed once,
-a StartExecution answered before its execution runs, access-log lines written only when taken,
-Flask's debug class for a request's files built only for a request with form fields, and an SDK's
-request answered without Flask's request machinery."""
+"""``serve``'s HTTP server (fixes 112 to 115, 123, 125, 131 and 134, speed: no answer changes):
+connections kept as AWS's endpoints keep them, header blocks parsed without the email package, each
+host routed once, a StartExecution answered before its execution runs, access-log lines written
+only when taken, Flask's debug class for a request's files built only for a request with form
+fields, an SDK's request answered without Flask's request machinery, and header names kept only
+for a request that sends an underscored one."""
 
 from __future__ import annotations
 
@@ -414,3 +415,30 @@ def test_a_browsers_request_and_an_app_with_other_hooks_still_go_through_flask(
     # Then both went through Flask, and the page got CORS's answer for its origin
     assert len(contexts) == 2
     assert ("Access-Control-Allow-Origin", "http://localhost:8083") in from_a_page[1]
+
+
+def test_header_names_are_kept_only_for_a_request_that_sends_an_underscored_one(
+    served: LocalCloud, monkeypatch: pytest.MonkeyPatch
+):
+    # Given moto's WSGI names of header names counted, and a bucket
+    from moto.core.request import environ_key_for_header
+
+    named: list[str] = []
+
+    def counted(name: str) -> str:
+        named.append(name)
+        return str(environ_key_for_header(name))
+
+    monkeypatch.setattr(werkzeug_app, "environ_key_for_header", counted)
+    s3 = served.client("s3")
+    s3.create_bucket(Bucket="kept-names")
+    # When an SDK's request without an underscored header name is answered (fix 134), then an
+    # object with an underscored metadata name is written and read back
+    machines = served.sfn.list_state_machines()["stateMachines"]
+    for_the_sdk_request = list(named)
+    s3.put_object(Bucket="kept-names", Key="k", Body=b"x", Metadata={"my_key": "v"})
+    metadata = s3.head_object(Bucket="kept-names", Key="k")["Metadata"]
+    # Then the first named no header; the metadata kept its spelling, as moto keeps it
+    assert (machines, for_the_sdk_request) == ([], [])
+    assert metadata == {"my_key": "v"}
+    assert any("_" in name for name in named)

@@ -1024,3 +1024,37 @@ def test_a_parse_kept_for_a_request_is_not_answered_for_names_changed_since():
     # Then it is parsed again: its tree reads the attribute the names now give
     assert tree.lhs.path == ["m"]
     assert (first.expr_attr_names_found, second.expr_attr_names_found) == (["#n"], ["#n"])
+
+
+def test_a_root_url_is_built_once_per_scheme_host_and_mount_and_as_werkzeug_builds_it(
+    local_cloud: LocalCloud,
+):
+    # Given fix 133's builder around werkzeug's, counted
+    from werkzeug.sansio import request, utils
+    from werkzeug.test import EnvironBuilder
+    from werkzeug.wrappers import Request
+
+    from sfn_idempotency.local.compat import moto_core
+
+    del local_cloud  # only for its fixes, installed
+    built: list[tuple[Any, ...]] = []
+
+    def counted(*parts: Any) -> str:
+        built.append(parts)
+        return utils.get_current_url(*parts)
+
+    get_current_url = moto_core._root_urls_built_once(counted)
+    # When one root URL is asked for three times, another host's once, and a URL with a path twice
+    roots = [get_current_url("http", "127.0.0.1:4566", "") for _ in range(3)]
+    other = get_current_url("http", "localhost:4566", "")
+    paths = [get_current_url("http", "127.0.0.1:4566", "", "/a b", b"q=1") for _ in range(2)]
+    # Then each root was built once, every URL with a path each time, each as werkzeug builds it;
+    # and the engine's requests build their root URLs with it
+    assert len(built) == 4
+    assert roots == [utils.get_current_url("http", "127.0.0.1:4566", "")] * 3
+    assert other == "http://localhost:4566/"
+    assert paths == [utils.get_current_url("http", "127.0.0.1:4566", "", "/a b", b"q=1")] * 2
+    installed = request.get_current_url  # type: ignore[attr-defined]
+    assert installed.__qualname__.startswith(moto_core._root_urls_built_once.__name__)
+    environ = EnvironBuilder(path="/x", base_url="http://127.0.0.1:4566/mounted").get_environ()
+    assert Request(environ).url_root == "http://127.0.0.1:4566/mounted/"

@@ -66,6 +66,8 @@ moto_core (moto's plumbing, under every service)
        reference to itself (a cycle per call, left to the garbage collector).
   128. [speed] A random text (a request id) is drawn in one loop, character by character as
        ``random.choice`` draws them: the same texts from the same seed.
+  133. [speed] A request's root URL is built once per scheme, host and mount point (werkzeug
+       quoted it and turned it into an IRI at every request).
   97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
       service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
 
@@ -80,6 +82,8 @@ moto_server (moto's HTTP server, which ``serve`` runs)
        fields (the only one whose error it words differently).
   131. [speed] An SDK's request to a JSON service (X-Amz-Target, no Origin) is answered by the view
        its path matched, without Flask's request machinery, with the headers moto's CORS adds.
+  134. [speed] A request without an underscore in a header name skips moto's search for S3
+       metadata names to keep (it built every header's WSGI name at every request).
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between

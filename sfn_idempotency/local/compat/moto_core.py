@@ -1,4 +1,4 @@
-"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124, 127 and 128,
+"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124, 127, 128 and 133,
 speed: no behaviour changes; fix 97).
 
 57. Every look-up of a service's backend (``dynamodb_backends[account][region]``, many per Task)
@@ -41,6 +41,10 @@ speed: no behaviour changes; fix 97).
      DescribeExecution. Each character is now drawn as ``choice`` draws it (``getrandbits`` of the
      pool's bit length, again while out of range), so a seeded moto draws the same texts and
      leaves its generator in the same state.
+133. Every request's root URL (``raw_url``, which moto hands each service, starts with it) was
+     built by werkzeug from its scheme, host and mount point, each part quoted and the whole
+     turned from a URI into an IRI: a twentieth of ``serve``'s time on a DescribeExecution. It
+     depends on those three texts only: each is built once (the most recent 256 are kept).
 97. An action moto has not implemented raised a NotImplementedError out of the request: a
     traceback on ``serve``'s stderr, an HTTP 500 page, and the calling Task failed with a Python
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
@@ -175,6 +179,27 @@ def _action_names_converted_once(original: Callable[[str], str]) -> Callable[[st
     return functools.lru_cache(maxsize=_ACTION_NAMES_KEPT)(original)
 
 
+_ROOT_URLS_KEPT = 256
+
+
+def _root_urls_built_once(original: Callable[..., str]) -> Callable[..., str]:
+    """Fix 133: werkzeug's ``get_current_url``, its answers for a root URL (no path) kept."""
+    root_url = functools.lru_cache(maxsize=_ROOT_URLS_KEPT)(original)
+
+    def get_current_url(
+        scheme: str,
+        host: str,
+        root_path: str | None = None,
+        path: str | None = None,
+        query_string: bytes | None = None,
+    ) -> str:
+        if path is None:  # werkzeug then reads no query string
+            return root_url(scheme, host, root_path)
+        return original(scheme, host, root_path, path, query_string)
+
+    return get_current_url
+
+
 _URLS_KEPT = 1024
 
 
@@ -263,6 +288,7 @@ def _random_texts_drawn_in_one_loop(original: Callable[..., str]) -> Callable[..
 
 
 PATCHES: tuple[Patch, ...] = (
+    Patch(133, "werkzeug.sansio.request", "get_current_url", _root_urls_built_once),
     Patch(
         128,
         "moto.moto_api._internal.moto_random:MotoRandom",

@@ -1,4 +1,5 @@
-"""moto's server, which ``serve`` runs (fixes 112 to 115, 123, 125 and 131, speed: no answer changes).
+"""moto's server, which ``serve`` runs (fixes 112 to 115, 123, 125, 131 and 134, speed: no answer
+changes).
 
 112. moto's server (werkzeug's) closed the connection after every answer, so every request paid for
      a new connection: the accept, a thread, the client's connect. Connections are kept, as AWS's
@@ -32,6 +33,10 @@
      Flask would call it, and its answer gets the headers Flask's after-request functions (moto's
      CORS) add to such a request, learnt once for that path. Any other request, and any app with
      other request hooks, still goes through Flask.
+134. moto's request handler keeps the spelling of S3 metadata header names that have an
+     underscore (WSGI folds ``_`` and ``-`` alike), and for that built every header's WSGI name
+     at every request. A request none of whose header names has an underscore (every SDK's but
+     S3 metadata's) keeps none: its map of kept names is empty at once.
 """
 
 from __future__ import annotations
@@ -372,6 +377,21 @@ def _moto_answer(app: Any, callback: Callable[..., Any], request: Any) -> Any:
     return app.response_class(response=content, status=status, headers=headers)
 
 
+def _names_kept_only_when_underscored(original: Callable[[Any], dict[str, Any]]) -> Any:
+    """Fix 134: moto's ``make_environ``, for a request with an underscore in a header name."""
+    from moto.core.request import PRESERVED_HEADER_NAMES_ENVIRON_KEY
+    from werkzeug.serving import WSGIRequestHandler
+
+    def make_environ(self: Any) -> dict[str, Any]:
+        if any("_" in name for name in self.headers):  # the header names, as keys() lists them
+            return original(self)
+        environ: dict[str, Any] = WSGIRequestHandler.make_environ(self)
+        environ[PRESERVED_HEADER_NAMES_ENVIRON_KEY] = {}  # what moto keeps when no name has one
+        return environ
+
+    return make_environ
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(112, "moto.moto_server.werkzeug_app", "MotoRequestHandler", _connections_kept),
     Patch(112, "werkzeug.serving", "selectors", _no_drain_on_kept_connections),
@@ -392,5 +412,11 @@ PATCHES: tuple[Patch, ...] = (
     Patch(125, "flask.debughelpers", "attach_enctype_error_multidict", _files_error_for_forms),
     Patch(
         131, "moto.moto_server.werkzeug_app:DomainDispatcherApplication", "__call__", _sdk_requests_dispatched
+    ),
+    Patch(
+        134,
+        "moto.moto_server.werkzeug_app:MotoRequestHandler",
+        "make_environ",
+        _names_kept_only_when_underscored,
     ),
 )
