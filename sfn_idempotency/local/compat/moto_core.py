@@ -43,8 +43,8 @@ speed: no behaviour changes; fix 97).
      leaves its generator in the same state.
 133. Every request's root URL (``raw_url``, which moto hands each service, starts with it) was
      built by werkzeug from its scheme, host and mount point, each part quoted and the whole
-     turned from a URI into an IRI: a twentieth of ``serve``'s time on a DescribeExecution. It
-     depends on those three texts only: each is built once (the most recent 256 are kept).
+     turned from a URI into an IRI, at every request. It depends on those three texts only: each
+     is built once (the most recent 256 are kept).
 97. An action moto has not implemented raised a NotImplementedError out of the request: a
     traceback on ``serve``'s stderr, an HTTP 500 page, and the calling Task failed with a Python
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
