@@ -6,6 +6,7 @@ import datetime
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.local import LocalCloud, compat
+
+DEADLINE_SECONDS = 10  # for the test's own threads and waits, not a measurement
 
 
 class PaymentDeclined(Exception):
@@ -1009,6 +1012,42 @@ def test_records_are_delivered_off_the_execution_s_path(
     assert executed_in
     assert delivered_in
     assert executed_in[0] not in delivered_in
+
+
+def test_records_sent_while_the_delivery_thread_waits_out_its_window_go_in_one_batch(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # Given a delivery thread whose batch window ends when the test says, and its batches noted
+    from sfn_idempotency.local.compat import execution_logs
+
+    waiting, window_over = threading.Event(), threading.Event()
+
+    class Window:
+        @staticmethod
+        def sleep(seconds: float) -> None:
+            assert seconds == execution_logs.BATCH_WINDOW_SECONDS
+            waiting.set()
+            window_over.wait(DEADLINE_SECONDS)
+
+    batches: list[int] = []
+    monkeypatch.setattr(execution_logs, "time", Window)
+    monkeypatch.setattr(execution_logs, "_deliver", lambda batch: batches.append(len(batch)))
+    delivery = execution_logs.LogDelivery()
+    record = (None, "/sfn/batched", "stream", {"type": "PassStateEntered"}, 0)
+
+    # When one record wakes the thread, and nine more are sent while it waits out its window
+    delivery.send(record)
+    assert waiting.wait(DEADLINE_SECONDS)
+    for _ in range(9):
+        delivery.send(record)
+    window_over.set()
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not batches:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+    # Then the ten went out together, in one batch (one PutLogEvents a stream)
+    assert batches == [10]
 
 
 def test_a_delivery_that_fails_loses_its_records_and_the_next_are_delivered(

@@ -228,9 +228,9 @@ execution_logs (CloudWatch Logs)
       events there in Step Functions' log format (moto built no logging session, and its publisher
       could not write to moto's Logs); Express executions are read back from there.
   106. [L25] The records are delivered asynchronously, in batches, by one delivery thread (one
-      PutLogEvents per stream and batch, in time order), never on the execution's path, as AWS
-      delivers them; a read of Logs or of CloudWatch metrics first waits for the records sent
-      before it.
+      PutLogEvents per stream and batch, in time order, a batch what was sent in 50 ms), never on
+      the execution's path, as AWS delivers them; a read of Logs or of CloudWatch metrics first
+      waits for the records sent before it.
   119. [speed] A record without execution data copies its details' top level without the data
        (moto deep-copied the details to pop four keys).
 

@@ -7,8 +7,11 @@ executions have no history API on AWS: these logs are where AWS's console, and o
 
 Fix 106: the records are delivered as AWS delivers them, asynchronously and in batches, by one
 delivery thread, never on the execution's path (moto's interpreter wrote each record, and the
-metric filters read it, before its execution went on). Every read of CloudWatch Logs or of
-CloudWatch metrics first waits for the records already sent, so what a reader sees is unchanged.
+metric filters read it, before its execution went on). Woken by a record, the thread lets the
+records of the next 50 ms join it, so that a batch holds what every execution wrote meanwhile
+(it delivered as soon as woken: batches of a few records, each paying a PutLogEvents). Every read
+of CloudWatch Logs or of CloudWatch metrics first waits for the records already sent, so what a
+reader sees is unchanged.
 
 Fix 119 (speed): a record without execution data (``includeExecutionData`` false) leaves out its
 event's input and output, four keys at the top of its details. moto deep-copied the details to pop
@@ -24,6 +27,7 @@ import functools
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +35,10 @@ from sfn_idempotency.local.compat.patching import Patch
 from sfn_idempotency.local.compat.redrive_fields import redrive_count
 
 LOG = logging.getLogger(__name__)
+# How long the delivery thread lets records gather before it delivers them (AWS delivers within
+# seconds): one batch, one PutLogEvents a stream, for what executions write meanwhile. A reader
+# does not wait for it (fix 106: every read delivers what was sent before it).
+BATCH_WINDOW_SECONDS = 0.05
 # What json.dumps(record, default=str) writes, with the encoder made once (dumps makes one per call).
 _RECORD_ENCODER = json.JSONEncoder(default=str)
 
@@ -116,6 +124,7 @@ class LogDelivery:
             with self._sent:
                 while not self._pending:
                     self._sent.wait()
+            time.sleep(BATCH_WINDOW_SECONDS)
             self.flush()
 
 
