@@ -107,6 +107,27 @@ def test_bad_templates_and_overrides_get_named_errors(local_cloud: LocalCloud, t
     assert local_cloud.client("cloudformation").list_stacks()["StackSummaries"] == []
 
 
+def test_a_template_section_left_empty_is_refused_as_cloudformation_refuses_it(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a SAM template whose Parameters section has nothing under it (YAML reads it as null), as
+    # a public app's has
+    (tmp_path / "template.yaml").write_text(
+        "Transform: AWS::Serverless-2016-10-31\n"
+        "Parameters:\n"
+        "Resources:\n"
+        "  Queue:\n"
+        "    Type: AWS::SQS::Queue\n",
+        encoding="utf-8",
+    )
+
+    # When it is deployed, Then it is refused naming the section, in CloudFormation's words, and
+    # nothing is deployed
+    with pytest.raises(TemplateError, match=r"\[/Parameters\] 'null' values are not allowed in templates"):
+        local_cloud.deploy_template(tmp_path)
+    assert local_cloud.client("cloudformation").list_stacks()["StackSummaries"] == []
+
+
 def test_parameter_overrides_read_as_the_sam_cli_reads_them():
     assert parameter_overrides(["Stage=prod Colour='light blue'", "ParameterKey=Size,ParameterValue=3"]) == {
         "Stage": "prod",
