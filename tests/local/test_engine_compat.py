@@ -272,6 +272,49 @@ def test_a_map_whose_input_is_not_an_array_writes_the_input_as_json(local_cloud:
     assert result.cause.endswith('Map state input must be an array but was: {"foo":"bar"}')
 
 
+def test_a_choice_that_matches_nothing_without_a_default_fails_with_no_choice_matched(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # A public app's Choice has no Default: moto failed the execution as States.Runtime with a
+    # Python RuntimeError's repr as the cause (fix 135)
+    choice = {
+        "Type": "Choice",
+        "Choices": [{"Variable": "$.kind", "StringEquals": "known", "Next": "Known"}],
+    }
+    known = {"Type": "Pass", "End": True}
+
+    # Given a machine that starts at such a Choice, When its input matches no rule
+    alone = local_cloud.run(deploy(local_cloud, tmp_path, {"Route": choice, "Known": known}, "Route"), {})
+
+    # Then the execution fails with the language's error name and no Python text
+    assert (alone.status, alone.error) == ("FAILED", "States.NoChoiceMatched")
+    assert (
+        alone.cause
+        == "A Choice state failed to find a match for the condition field extracted from its input."
+    )
+    assert alone.states == ["Route"]
+
+    # Given the same Choice in a Parallel branch whose failures States.ALL catches
+    branch = {"StartAt": "Route", "States": {"Route": choice, "Known": known}}
+    states = {
+        "Both": {
+            "Type": "Parallel",
+            "Branches": [branch],
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure", "Next": "Caught"}],
+            "End": True,
+        },
+        "Caught": {"Type": "Pass", "End": True},
+    }
+
+    # When it matches nothing, Then the Parallel's States.ALL catches States.NoChoiceMatched
+    asl = tmp_path / "parallel.asl.json"
+    asl.write_text(json.dumps({"StartAt": "Both", "States": states}))
+    caught = local_cloud.run(local_cloud.create_state_machine("parallel", asl, {}), {"kind": "other"})
+    assert caught.status == "SUCCEEDED", caught.cause
+    assert caught.states[-1] == "Caught"
+    assert caught.output["failure"]["Error"] == "States.NoChoiceMatched"
+
+
 def test_a_dynamodb_item_attribute_that_is_not_an_attribute_value_fails_the_state_in_aws_s_words(
     local_cloud: LocalCloud, tmp_path: Path
 ):

@@ -26,6 +26,8 @@ interpreter (moto's ASL interpreter)
       ``States.``, as public apps AWS deployed have them (moto refused the name).
   98. [L46] A Map's input that is not an array is written as compact JSON in the cause, as
       recorded (moto wrote its Python type, ``<class 'dict'>``).
+  135. [L47] A Choice state without a Default whose rules all fail ends as ``States.NoChoiceMatched``
+       (moto: ``States.Runtime``, a RuntimeError's repr as the cause).
 
 evaluation (how the interpreter evaluates)
   59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most

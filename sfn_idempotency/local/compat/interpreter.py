@@ -1,5 +1,5 @@
 """moto's ASL interpreter: its task clients, retry waits, parsing and wording (fixes 1, 2, 9, 10, 11, 16, 26, 27,
-87, 98)."""
+87, 98, 135)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,12 @@ _ERROR_EQUALS_MODULE = "moto.stepfunctions.parser.asl.component.common.error_nam
 _UNCATCHABLE_ERRORS = frozenset({"States.Runtime"})
 _CUSTOM_ERROR_NAME = (
     "moto.stepfunctions.parser.asl.component.common.error_name.custom_error_name:CustomErrorName"
+)
+_CHOICE_STATE = f"{_COMPONENT_PACKAGE}.state.choice.state_choice:StateChoice"
+_MOTO_NO_MATCH = "No branching option reached in state %s"  # its RuntimeError's first argument
+# No recording has AWS's cause: the Step Functions guide's own words for the error (its error names).
+_NO_CHOICE_MATCHED_CAUSE = (
+    "A Choice state failed to find a match for the condition field extracted from its input."
 )
 
 interceptor = CallInterceptor()
@@ -258,6 +264,45 @@ def _any_reported_error_name(_original: Callable[..., None]) -> Callable[..., No
     return init
 
 
+def _no_match_fails_as_the_language_names_it(
+    original: Callable[[Any, Any], None],
+) -> Callable[[Any, Any], None]:
+    """A Choice state without a Default none of whose rules matched fails with the language's
+    ``States.NoChoiceMatched``, which a Parallel's or Map's ``States.ALL`` catches. moto raised a
+    Python RuntimeError, which ended the execution as ``States.Runtime`` with the exception's repr
+    as its cause."""
+    from moto.stepfunctions.parser.api import ExecutionFailedEventDetails, HistoryEventType
+    from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (
+        FailureEvent,
+        FailureEventException,
+    )
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name import StatesErrorName
+    from moto.stepfunctions.parser.asl.component.common.error_name.states_error_name_type import (
+        StatesErrorNameType,
+    )
+    from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
+
+    no_match = StatesErrorName(typ=StatesErrorNameType.StatesNoChoiceMatched)  # not States.TaskFailed's
+
+    def _eval_state(self: Any, env: Any) -> None:
+        try:
+            original(self, env)
+        except RuntimeError as error:
+            if self.default_state is not None or error.args != (_MOTO_NO_MATCH, self.name):
+                raise
+            details = ExecutionFailedEventDetails(error=no_match.error_name, cause=_NO_CHOICE_MATCHED_CAUSE)
+            raise FailureEventException(
+                failure_event=FailureEvent(
+                    env=env,
+                    error_name=no_match,
+                    event_type=HistoryEventType.TaskFailed,  # as moto types a state's own failures
+                    event_details=EventDetails(executionFailedEventDetails=details),
+                )
+            ) from None
+
+    return _eval_state
+
+
 def _assigned_literals_decoded(_original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A definition is JSON: an ``Assign`` of ``"\\""`` assigns one quote. moto kept that string as
     written, escapes and all (its rule for other literal values decodes them already)."""
@@ -375,6 +420,7 @@ PATCHES: tuple[Patch, ...] = (
     ),
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     Patch(87, _CUSTOM_ERROR_NAME, "__init__", _any_reported_error_name),
+    Patch(135, _CHOICE_STATE, "_eval_state", _no_match_fails_as_the_language_names_it),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
     Patch(16, _PREPROCESSOR, "_open_query_language_scope", _downgrade_refused_only_under_a_jsonata_machine),
