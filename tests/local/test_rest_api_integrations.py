@@ -492,3 +492,42 @@ def test_an_apigateway_invoke_task_reaches_the_engine_s_api_and_fails_as_api_gat
         "ApiGateway.403",
         {"message": "Forbidden"},
     )
+
+
+def test_an_apigateway_invoke_task_s_get_with_a_request_body_is_made_without_the_body(
+    local_cloud: LocalCloud, api: Api
+):
+    # Given an API whose GET / answers what its Lambda proxy received, and a machine that invokes it
+    # with GET and a RequestBody, as an AWS sample does (moto failed it as ApiGateway.ValueError)
+    def report(event: Any, _context: Any) -> dict[str, Any]:
+        return {"statusCode": 200, "body": json.dumps({"method": event["httpMethod"], "body": event["body"]})}
+
+    function = add_function(local_cloud, "report", report)
+    api.method(
+        "GET", "/", {"type": "AWS_PROXY", "integrationHttpMethod": "POST", "uri": function_uri(function)}, {}
+    )
+    api.deploy(stage="Prod")
+    task = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::apigateway:invoke",
+        "Parameters": {
+            "ApiEndpoint": f"{api.id}.execute-api.{REGION}.amazonaws.com",
+            "Method": "GET",
+            "Stage": "Prod",
+            "Path": "/",
+            "RequestBody.$": "$",
+            "AuthType": "NO_AUTH",
+        },
+        "ResultSelector": {"body.$": "$.ResponseBody", "status.$": "$.StatusCode"},
+        "End": True,
+    }
+    machine = local_cloud.create_state_machine(
+        "getter", json.dumps({"StartAt": "Get", "States": {"Get": task}}), {}
+    )
+
+    # When it runs
+    result = local_cloud.run(machine, {"message": "hello"})
+
+    # Then the GET reached the function, without a body
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert result.output == {"body": {"method": "GET", "body": None}, "status": 200}

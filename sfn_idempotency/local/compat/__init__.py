@@ -183,6 +183,8 @@ service_tasks (Tasks of services moto's interpreter half-ran)
   108. [L46] ``bedrock:invokeModel`` calls Bedrock Runtime's InvokeModel, its body JSON both ways
       (moto called Bedrock's control plane and failed with an AttributeError's text); an action the
       service's SDK lacks fails as ``States.Runtime`` naming it.
+  136. [L46] An ``apigateway:invoke`` GET (DELETE, HEAD, OPTIONS) with a ``RequestBody`` is made
+       without the body (moto raised a bare ValueError: ``ApiGateway.ValueError``, no cause).
 
 json_paths (a JSONPath that selects nothing)
   94. [L46] A parameter's missing path names its own field (moto named the caller's last,

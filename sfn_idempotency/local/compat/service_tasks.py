@@ -1,5 +1,5 @@
 """Tasks of services moto's interpreter half-ran: API Gateway's invoke and the ``.sync`` jobs of
-services it has no integration for, and Bedrock's InvokeModel (fixes 93, 96 and 108, ledger L46).
+services it has no integration for, and Bedrock's InvokeModel (fixes 93, 96, 108 and 136, ledger L46).
 
 93. An ``apigateway:invoke`` Task reaches the engine's own REST API stage, answered as ``serve``
     answers it, never the network (moto called ``requests`` with the endpoint as a URL); every
@@ -14,6 +14,11 @@ services it has no integration for, and Bedrock's InvokeModel (fixes 93, 96 and 
     integration's docs show; moto called the Bedrock control plane's client, which has no such
     method, and failed with an AttributeError's text. An action of such a service that the SDK
     does not have fails as ``States.Runtime`` naming it.
+136. An ``apigateway:invoke`` Task whose ``Method`` sends no body (GET, DELETE, HEAD, OPTIONS) and
+     that has a ``RequestBody`` makes its request without the body: an AWS sample invokes its API
+     with GET and ``"RequestBody.$": "$"``, and its guide describes the call answering. moto raised
+     a bare ValueError, and the Task failed as ``ApiGateway.ValueError``, a Python name, with no
+     cause.
 """
 
 from __future__ import annotations
@@ -135,6 +140,31 @@ def _credentials_by_their_name(original: Callable[..., None]) -> Callable[..., N
         normalised_parameters: Any,
         state_credentials: Any = None,
     ) -> None:
+        original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
+
+    return eval_service_task
+
+
+# moto's note: a RequestBody "is only supported for PATCH, POST, and PUT", the methods whose requests
+# carry one.
+_METHODS_WITH_A_BODY = frozenset({"PATCH", "POST", "PUT"})
+
+
+def _a_body_only_where_the_method_sends_one(original: Callable[..., None]) -> Callable[..., None]:
+    def eval_service_task(
+        self: Any,
+        env: Any,
+        resource_runtime_part: Any,
+        normalised_parameters: Any,
+        state_credentials: Any = None,
+    ) -> None:
+        if (
+            "RequestBody" in normalised_parameters
+            and normalised_parameters.get("Method") not in _METHODS_WITH_A_BODY
+        ):
+            normalised_parameters = {
+                name: value for name, value in normalised_parameters.items() if name != "RequestBody"
+            }
         original(self, env, resource_runtime_part, normalised_parameters, state_credentials)
 
     return eval_service_task
@@ -361,6 +391,7 @@ PATCHES: tuple[Patch, ...] = (  # before integrations' fixes 70 and 71, which wr
     Patch(93, _API_GATEWAY_TASK, "_SUPPORTED_API_PARAM_BINDINGS", _every_documented_parameter),
     Patch(93, _API_GATEWAY_TASK, "_eval_service_task", _credentials_by_their_name),
     Patch(93, _API_GATEWAY_TASK, "_from_error", _failure_with_its_environment),
+    Patch(136, _API_GATEWAY_TASK, "_eval_service_task", _a_body_only_where_the_method_sends_one),
     Patch(96, _UNSUPPORTED_TASK, "_assert_integration_pattern_is_supported", _sync_jobs_allowed),
     Patch(96, _UNSUPPORTED_TASK, "_eval_body", _patterns_refused_by_name),
     Patch(96, _UNSUPPORTED_TASK, "_build_sync_resolver", _job_watched),
