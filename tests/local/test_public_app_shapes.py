@@ -34,6 +34,8 @@ Resources:
     Type: AWS::S3::Bucket
   Alerts:
     Type: AWS::SNS::Topic
+  Jobs:
+    Type: AWS::SQS::Queue
   Catalog:
     Type: AWS::Glue::Database
     Properties:
@@ -50,6 +52,7 @@ Resources:
         ActivityArn: !Ref Work
         BucketName: !GetAtt Uploads.BucketName
         TopicArn: !GetAtt Alerts.TopicArn
+        QueueUrl: !GetAtt Jobs.QueueUrl
         Database: !Ref Catalog
       Policies:
         - Version: 2012-10-17
@@ -75,6 +78,7 @@ States:
       activity: ${ActivityArn}
       bucket: ${BucketName}
       topic: ${TopicArn}
+      queue: ${QueueUrl}
       database: ${Database}
     End: true
 """
@@ -90,7 +94,7 @@ def write_app(
 
 
 def test_an_app_as_public_templates_write_it_deploys_and_runs(local_cloud: LocalCloud, tmp_path: Path):
-    # Given an app with an unquoted policy Version, an activity, GetAtt BucketName and TopicArn, a
+    # Given an app with an unquoted policy Version, an activity, GetAtt BucketName, TopicArn and QueueUrl, a
     # YAML definition with number and boolean substitutions, and a Glue database the engine lacks
     app = write_app(tmp_path / "shop")
     # When it is deployed
@@ -114,8 +118,29 @@ def test_an_app_as_public_templates_write_it_deploys_and_runs(local_cloud: Local
         "activity": activity,
         "bucket": next(b["Name"] for b in bucket if b["Name"].startswith("shop-uploads-")),
         "topic": local_cloud.client("sns").list_topics()["Topics"][0]["TopicArn"],
+        "queue": local_cloud.client("sqs").list_queues()["QueueUrls"][0],
         "database": "shop-Catalog-STANDIN",
     }
+
+
+def test_a_select_past_its_list_s_end_fails_the_resource_in_cloudformation_s_words(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a template that selects the fourth part of a parameter left empty, as an AWS sample
+    # splits its image URI (moto's failure was Python's "list index out of range")
+    (tmp_path / "template.yaml").write_text(
+        "Parameters:\n  ImageUri:\n    Type: String\n    Default: ''\n"
+        "Resources:\n  Jobs:\n    Type: AWS::SQS::Queue\n    Properties:\n"
+        "      QueueName: !Select [3, !Split ['.', !Ref ImageUri]]\n"
+    )
+    # When it is deployed, Then the resource fails as CloudFormation words it, and nothing is left
+    with pytest.raises(
+        DeploymentError,
+        match=r"Jobs \(AWS::SQS::Queue\) failed to create: Template error: Fn::Select cannot select "
+        r"nonexistent value at index 3$",
+    ):
+        local_cloud.deploy_template(tmp_path)
+    assert local_cloud.client("sqs").list_queues().get("QueueUrls", []) == []
 
 
 def test_a_json_definition_with_a_tab_is_json(local_cloud: LocalCloud, tmp_path: Path):

@@ -295,10 +295,13 @@ cloudformation (stacks)
   100. [L45] A function's inline code (``Code.ZipFile``) is its ``index`` module for Node.js too
       (moto wrote ``index.py`` only).
   89. [L30] ``AWS::StepFunctions::Activity`` creates its activity (moto's CloudFormation lacked the type).
-  90. [L30] ``Fn::GetAtt`` of a bucket's ``BucketName`` and a topic's ``TopicArn``.
+  90. [L30] ``Fn::GetAtt`` of a bucket's ``BucketName``, a topic's ``TopicArn`` and a queue's
+      ``QueueUrl``.
   91. [L30] ``Fn::Sub`` trims a variable's spaces (``${ Name }``), as CloudFormation does.
   92. [L30] An event bus's ``Ref`` is its name (moto's was the bus object: a rule naming its bus
       failed to create).
+  137. [L30] An ``Fn::Select`` past its list's end fails the resource in CloudFormation's words
+       (moto's failure was Python's "list index out of range").
 
 apigateway (REST APIs from a stack)
   41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,

@@ -1,5 +1,5 @@
 """CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40,
-43, 69, 80, 89-92, 100).
+43, 69, 80, 89-92, 100, 137).
 
 AWS's CloudFormation creates a state machine with CreateStateMachine; moto's put it in a backend the
 Step Functions API never reads, from ``DefinitionString`` alone. It skipped ``AWS::SQS::QueuePolicy``,
@@ -486,6 +486,7 @@ def _activity_model() -> type:
 _MORE_ATTRIBUTES: dict[str, dict[str, Callable[[Any], Any]]] = {
     "moto.s3.models:FakeBucket": {"BucketName": lambda bucket: bucket.name},
     "moto.sns.models:Topic": {"TopicArn": lambda topic: topic.arn},
+    "moto.sqs.models:Queue": {"QueueUrl": lambda queue: queue.physical_resource_id},  # its Ref
 }
 
 
@@ -745,6 +746,28 @@ def _clean_json_with_trimmed_subs(original: Callable[[Any, Any], Any]) -> Callab
     return clean_json
 
 
+# -- fix 137: Fn::Select out of its list's range -------------------------------------------------
+def _select_beyond_its_list_refused(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """An ``Fn::Select`` whose index is past its list's end fails the resource in CloudFormation's
+    words ("Template error: Fn::Select cannot select nonexistent value at index 3"); moto's failure
+    was Python's IndexError text, "list index out of range" (an AWS sample splits an empty
+    parameter). moto's own function selects; only its IndexError is worded."""
+    from moto.cloudformation.exceptions import ValidationError
+
+    def clean_json(resource_json: Any, resources_map: Any) -> Any:
+        try:
+            return original(resource_json, resources_map)
+        except IndexError:
+            if not (isinstance(resource_json, dict) and "Fn::Select" in resource_json):
+                raise
+            index = resource_json["Fn::Select"][0]
+            raise ValidationError(
+                message=f"Template error: Fn::Select cannot select nonexistent value at index {index}"
+            ) from None
+
+    return clean_json
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(38, _SFN_MODELS, "create_from_cloudformation_json", _as_classmethod(_create_machine)),
     Patch(38, _SFN_MODELS, "update_from_cloudformation_json", _as_classmethod(_update_machine)),
@@ -770,6 +793,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(43, "moto.cloudformation.models:Stack", "outputs", _no_outputs_once_rolled_back),
     Patch(89, "moto.stepfunctions.models:StepFunctionBackend", "create_activity", keep),
     Patch(91, _PARSING, "clean_json", _clean_json_with_trimmed_subs),
+    Patch(137, _PARSING, "clean_json", _select_beyond_its_list_refused),
     *(
         patch
         for owner in _MORE_ATTRIBUTES
