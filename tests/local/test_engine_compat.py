@@ -315,6 +315,54 @@ def test_a_choice_that_matches_nothing_without_a_default_fails_with_no_choice_ma
     assert caught.output["failure"]["Error"] == "States.NoChoiceMatched"
 
 
+def test_an_aws_sdk_map_s_structures_are_spelled_with_capitals_both_ways(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # An AWS sample's fis:createExperimentTemplate writes its Actions and Targets maps' members with
+    # capitals, as every aws-sdk member is: moto left them so, and botocore failed on 'ActionId',
+    # a KeyError's text as the cause (fix 138)
+    template = {
+        "ClientToken": "token-1",
+        "Description": "stress",
+        "RoleArn": "arn:aws:iam::123456789012:role/fis",
+        "StopConditions": [{"Source": "none"}],
+        "Actions": {
+            "cpustress": {"ActionId": "aws:ssm:send-command", "Targets": {"Instances": "stressed"}},
+        },
+        "Targets": {
+            "stressed": {
+                "ResourceType": "aws:ec2:instance",
+                "ResourceTags": {"FISAction": "CPUStress"},
+                "SelectionMode": "COUNT(1)",
+            },
+        },
+    }
+    states = {
+        "Create": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:fis:createExperimentTemplate",
+            "Parameters": template,
+            "Next": "Read",
+        },
+        "Read": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::aws-sdk:fis:getExperimentTemplate",
+            "Parameters": {"Id.$": "$.ExperimentTemplate.Id"},
+            "End": True,
+        },
+    }
+
+    # When a machine creates the template and reads it back
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Create"), {})
+
+    # Then both calls ran, and the answer's map values have capitalized members under the user's keys
+    assert result.status == "SUCCEEDED", result.cause
+    read = result.output["ExperimentTemplate"]
+    assert read["Actions"]["cpustress"]["ActionId"] == "aws:ssm:send-command"
+    assert read["Actions"]["cpustress"]["Targets"] == {"Instances": "stressed"}
+    assert read["Targets"]["stressed"]["ResourceTags"] == {"FISAction": "CPUStress"}
+
+
 def test_a_dynamodb_item_attribute_that_is_not_an_attribute_value_fails_the_state_in_aws_s_words(
     local_cloud: LocalCloud, tmp_path: Path
 ):

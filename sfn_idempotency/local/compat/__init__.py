@@ -155,6 +155,8 @@ integrations (what a Task's call sends and returns)
   23. [L21] aws-sdk errors name the service as the SDK for Java does (``S3.NoSuchKeyException``).
   24. [L21] aws-sdk requests and results go through the API model (capitalized members, blob
       bodies as JSON text, streamed bodies as text).
+  138. [L21] The structures in a map an aws-sdk API takes or answers are spelled with capitals too
+       (moto stopped at maps: botocore failed with a KeyError's text, ``'ActionId'``).
   25. [L21] S3 answers say SSE-S3 and carry an extended request id; DynamoDB answers carry no
       ConsumedCapacity unless asked; checksums sent where supported, none asked back.
   55. [L7] A PutEvents Task's ``EventBridge.FailedEntry`` Cause is the answer as JSON text.

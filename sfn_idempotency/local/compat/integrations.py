@@ -1,5 +1,5 @@
 """Service integrations: what a Task's call sends and what its result looks like (fixes 6, 23, 24,
-25, 55)."""
+25, 55, 138)."""
 
 from __future__ import annotations
 
@@ -160,6 +160,29 @@ def _aws_sdk_response(_original: Callable[..., None]) -> Callable[..., None]:
     return normalise_response
 
 
+def _map_values_as_members(original: Callable[[Any, Any, Any], Any]) -> Callable[[Any, Any, Any], Any]:
+    """Fix 138: the values of a map the API takes (FIS's ``Actions`` and ``Targets``, keyed by the
+    user's names) are the API's structures, their members spelled with a capital too. moto went into
+    structures and lists only, so a map's ``ActionId`` reached botocore as is: a KeyError's text,
+    ``'ActionId'``, as the Task's cause (an AWS sample's ``fis:createExperimentTemplate``)."""
+    from botocore.model import ListShape, MapShape, StructureShape
+
+    containers = (ListShape, MapShape, StructureShape)  # a map of scalars goes to botocore as it was
+
+    def to_boto_request_value(self: Any, request_value: Any, value_shape: Any) -> Any:
+        if (
+            isinstance(value_shape, MapShape)
+            and isinstance(value_shape.value, containers)
+            and isinstance(request_value, dict)
+        ):
+            for key, item in request_value.items():
+                request_value[key] = to_boto_request_value(self, item, value_shape.value)
+            return request_value
+        return original(self, request_value, value_shape)
+
+    return to_boto_request_value
+
+
 def _aws_sdk_operation(task: Any) -> Any:
     try:
         return operations_by_snake_name(task._get_boto_service_name())[task._get_boto_service_action()]
@@ -168,12 +191,17 @@ def _aws_sdk_operation(task: Any) -> Any:
 
 
 def _capitalized(value: Any, shape: Any) -> None:
-    """Rename the members of ``value`` (a parsed answer of ``shape``) in place, recursively."""
+    """Rename the members of ``value`` (a parsed answer of ``shape``) in place, recursively; a map's
+    keys are its data, kept, and its values renamed (fix 138)."""
     from botocore.response import StreamingBody
 
     if isinstance(value, list) and shape.type_name == "list":
         for item in value:
             _capitalized(item, shape.member)
+        return
+    if isinstance(value, dict) and shape.type_name == "map":
+        for item in value.values():
+            _capitalized(item, shape.value)
         return
     if not isinstance(value, dict) or shape.type_name != "structure":
         return
@@ -758,6 +786,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(24, _AWS_SDK_TASK, "_normalise_parameters", _aws_sdk_request),
     Patch(24, _AWS_SDK_TASK, "_normalise_response", _aws_sdk_response),
     Patch(24, _AWS_SDK_TASK, "_to_boto_request", keep),
+    Patch(
+        138,
+        f"{_SERVICE_PACKAGE}.state_task_service:StateTaskService",
+        "_to_boto_request_value",
+        _map_values_as_members,
+    ),
     Patch(
         24,
         f"{_SERVICE_PACKAGE}.state_task_service:StateTaskService",
