@@ -143,6 +143,26 @@ def test_a_select_past_its_list_s_end_fails_the_resource_in_cloudformation_s_wor
     assert local_cloud.client("sqs").list_queues().get("QueueUrls", []) == []
 
 
+def test_a_managed_policy_s_document_given_as_json_text_is_the_policy(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a managed policy whose document is JSON text in a folded YAML string, as an AWS sample
+    # writes it (moto wrote the text out as a JSON string, and IAM refused "Syntax errors in policy.")
+    statement = {"Effect": "Allow", "Action": ["xray:PutTraceSegments"], "Resource": ["*"]}
+    document = json.dumps({"Version": "2012-10-17", "Statement": [statement]}, indent=4)
+    (tmp_path / "template.yaml").write_text(
+        "Resources:\n  Tracing:\n    Type: AWS::IAM::ManagedPolicy\n    Properties:\n"
+        "      PolicyDocument: >\n" + "".join(f"        {line}\n" for line in document.splitlines())
+    )
+
+    # When it is deployed, Then the policy is the document the text says
+    local_cloud.deploy_template(tmp_path)
+    iam = local_cloud.client("iam")
+    policy = iam.list_policies(Scope="Local")["Policies"][0]
+    version = iam.get_policy_version(PolicyArn=policy["Arn"], VersionId=policy["DefaultVersionId"])
+    assert version["PolicyVersion"]["Document"] == {"Version": "2012-10-17", "Statement": [statement]}
+
+
 def test_a_json_definition_with_a_tab_is_json(local_cloud: LocalCloud, tmp_path: Path):
     # Given a JSON definition indented with tabs (YAML forbids a tab, JSON allows it)
     definition = '{\n\t"StartAt": "Done",\n\t"States": {"Done": {"Type": "Succeed"}}\n}\n'

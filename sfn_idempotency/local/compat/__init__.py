@@ -304,6 +304,8 @@ cloudformation (stacks)
       failed to create).
   137. [L30] An ``Fn::Select`` past its list's end fails the resource in CloudFormation's words
        (moto's failure was Python's "list index out of range").
+  139. [L30] An ``AWS::IAM::ManagedPolicy``'s ``PolicyDocument`` given as JSON text is that
+       document (moto wrote the text out as a JSON string, which IAM refused).
 
 apigateway (REST APIs from a stack)
   41. [L32] A stack's method keeps its whole integration: credentials, mapping templates,

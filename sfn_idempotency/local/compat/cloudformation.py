@@ -1,5 +1,5 @@
 """CloudFormation: what moto's stacks create is what the engine's APIs answer and run (fixes 38-40,
-43, 69, 80, 89-92, 100, 137).
+43, 69, 80, 89-92, 100, 137, 139).
 
 AWS's CloudFormation creates a state machine with CreateStateMachine; moto's put it in a backend the
 Step Functions API never reads, from ``DefinitionString`` alone. It skipped ``AWS::SQS::QueuePolicy``,
@@ -746,6 +746,27 @@ def _clean_json_with_trimmed_subs(original: Callable[[Any, Any], Any]) -> Callab
     return clean_json
 
 
+# -- fix 139: a managed policy's document given as JSON text ----------------------------------------
+def _policy_text_read_as_json(original: Callable[..., Any]) -> Any:
+    """``AWS::IAM::ManagedPolicy``'s ``PolicyDocument`` is JSON, given as an object or as its text
+    (an AWS sample writes the text in a folded YAML string); moto wrote the text out as JSON again,
+    a string, which IAM refused: "Syntax errors in policy." Text that is not JSON still goes to
+    IAM as written, which refuses it so."""
+
+    def create(
+        resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> Any:
+        properties = cloudformation_json.get("Properties", {})
+        document = properties.get("PolicyDocument")
+        if isinstance(document, str):
+            with contextlib.suppress(ValueError):
+                properties = {**properties, "PolicyDocument": json.loads(document)}
+                cloudformation_json = {**cloudformation_json, "Properties": properties}
+        return original(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+
+    return _as_classmethod(create)(original)
+
+
 # -- fix 137: Fn::Select out of its list's range -------------------------------------------------
 def _select_beyond_its_list_refused(original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """An ``Fn::Select`` whose index is past its list's end fails the resource in CloudFormation's
@@ -794,6 +815,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(89, "moto.stepfunctions.models:StepFunctionBackend", "create_activity", keep),
     Patch(91, _PARSING, "clean_json", _clean_json_with_trimmed_subs),
     Patch(137, _PARSING, "clean_json", _select_beyond_its_list_refused),
+    Patch(139, "moto.iam.models:ManagedPolicy", "create_from_cloudformation_json", _policy_text_read_as_json),
     *(
         patch
         for owner in _MORE_ATTRIBUTES
