@@ -117,6 +117,32 @@ def test_a_stopped_server_ends_the_connections_it_kept():
         assert stream.read() == b""
 
 
+def test_an_execution_whose_call_fails_as_the_served_engine_stops_leaves_moto_quiet(
+    caplog: pytest.LogCaptureFixture,
+):
+    # Given a served engine whose stop sees an execution's call fail (its endpoint is going), which
+    # moto's interpreter logs with the whole text of its state
+    cloud = LocalCloud(backend=ServerBackend("127.0.0.1", free_port())).start()
+    stop = cloud.backend.stop
+
+    def stopping() -> None:
+        logging.getLogger("moto.stepfunctions.parser.asl.component.eval_component").error(
+            "Exception=FailureEventException, Error=States.Runtime at '(StateTaskServiceAwsSdk| …)'"
+        )
+        stop()
+
+    cloud.backend.stop = stopping  # type: ignore[method-assign]
+
+    # When the engine stops
+    with caplog.at_level(logging.DEBUG):
+        cloud.close()
+
+    # Then nothing of moto's reached the log (the terminal, on serve), and moto's loggers are as
+    # they were before the engine started
+    assert [record.getMessage() for record in caplog.records if record.name.startswith("moto")] == []
+    assert logging.getLogger("moto.stepfunctions.parser").level == logging.NOTSET
+
+
 def test_a_server_that_just_answered_stops_at_once():
     # Given a served engine that has just answered a request (its loop has begun a new wait)
     cloud = LocalCloud(backend=ServerBackend("127.0.0.1", free_port())).start()
