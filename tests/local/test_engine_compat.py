@@ -363,6 +363,30 @@ def test_an_aws_sdk_map_s_structures_are_spelled_with_capitals_both_ways(
     assert read["Targets"]["stressed"]["ResourceTags"] == {"FISAction": "CPUStress"}
 
 
+@pytest.mark.parametrize("opener", ["Parallel", "Map"])
+def test_a_runtime_error_inside_a_branch_or_an_iteration_names_its_own_state_once(
+    local_cloud: LocalCloud, tmp_path: Path, opener: str
+):
+    # Recorded (a Map iteration's Fallback): the execution's cause names the state that raised the
+    # error, once; moto named the Parallel (or 'None', for a Map) around it again (fix 140)
+    inner = {"StartAt": "Inner", "States": {"Inner": {"Type": "Pass", "InputPath": "$.missing", "End": True}}}
+    outer = (
+        {"Type": "Parallel", "Branches": [inner], "End": True}
+        if opener == "Parallel"
+        else {"Type": "Map", "ItemsPath": "$.items", "ItemProcessor": inner, "End": True}
+    )
+
+    # Given a machine whose branch (or iteration) reads a path its input lacks, When it runs
+    result = local_cloud.run(deploy(local_cloud, tmp_path, {"Outer": outer}, "Outer"), {"items": [{}]})
+
+    # Then the execution fails with the inner state's runtime error, worded once
+    assert (result.status, result.error) == ("FAILED", "States.Runtime")
+    cause = result.cause or ""
+    assert cause.startswith("An error occurred while executing the state 'Inner' (entered at the event id #")
+    assert cause.count("An error occurred while executing the state") == 1
+    assert cause.endswith("Invalid path '$.missing' : No results for path: $['missing']")
+
+
 def test_a_dynamodb_item_attribute_that_is_not_an_attribute_value_fails_the_state_in_aws_s_words(
     local_cloud: LocalCloud, tmp_path: Path
 ):

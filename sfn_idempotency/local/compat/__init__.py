@@ -28,6 +28,8 @@ interpreter (moto's ASL interpreter)
       recorded (moto wrote its Python type, ``<class 'dict'>``).
   135. [L47] A Choice state without a Default whose rules all fail ends as ``States.NoChoiceMatched``
        (moto: ``States.Runtime``, a RuntimeError's repr as the cause).
+  140. [L48] A runtime error raised in a Parallel branch or a Map iteration ends the execution with
+       the cause its state wrote, naming that state once (moto named each enclosing state again).
 
 evaluation (how the interpreter evaluates)
   59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most

@@ -1,5 +1,5 @@
 """moto's ASL interpreter: its task clients, retry waits, parsing and wording (fixes 1, 2, 9, 10, 11, 16, 26, 27,
-87, 98, 135)."""
+87, 98, 135, 140)."""
 
 from __future__ import annotations
 
@@ -303,6 +303,32 @@ def _no_match_fails_as_the_language_names_it(
     return _eval_state
 
 
+# How the service begins a state's runtime error's cause (recorded), naming the state that raised it.
+_STATE_NAMED = "An error occurred while executing the state '"
+
+
+def _causes_name_the_state_once(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A runtime error raised inside a Parallel branch or a Map iteration ends the execution with the
+    cause its own state wrote, naming that state once (recorded: a Map iteration's 'Fallback'). moto
+    named the state again at each program it left, around the first: "…the state 'Both' (entered at
+    the event id #4). An error occurred while executing the state 'Inner'…" (an AWS sample's
+    Parallel), and, for a Map, "the state 'None'"."""
+    from moto.stepfunctions.parser.api import ExecutionFailedEventDetails
+
+    def get_execution_failed_event_details(self: Any) -> Any:
+        pair = self.extract_error_cause_pair()
+        if pair is None or not str(pair[1] or "").startswith(_STATE_NAMED):
+            return original(self)
+        error, cause = pair
+        details = ExecutionFailedEventDetails()
+        if error:
+            details["error"] = error
+        details["cause"] = cause
+        return details
+
+    return get_execution_failed_event_details
+
+
 def _assigned_literals_decoded(_original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A definition is JSON: an ``Assign`` of ``"\\""`` assigns one quote. moto kept that string as
     written, escapes and all (its rule for other literal values decodes them already)."""
@@ -421,6 +447,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     Patch(87, _CUSTOM_ERROR_NAME, "__init__", _any_reported_error_name),
     Patch(135, _CHOICE_STATE, "_eval_state", _no_match_fails_as_the_language_names_it),
+    Patch(
+        140,
+        "moto.stepfunctions.parser.asl.component.common.error_name.failure_event:FailureEventException",
+        "get_execution_failed_event_details",
+        _causes_name_the_state_once,
+    ),
     *(Patch(11, json_path_module, "parse", _parse_path_once) for json_path_module in _JSON_PATH_MODULES),
     Patch(16, _PREPROCESSOR, "__init__", _own_query_language_scopes),
     Patch(16, _PREPROCESSOR, "_open_query_language_scope", _downgrade_refused_only_under_a_jsonata_machine),
