@@ -282,7 +282,8 @@ def _no_match_fails_as_the_language_names_it(
     )
     from moto.stepfunctions.parser.asl.eval.event.event_detail import EventDetails
 
-    no_match = StatesErrorName(typ=StatesErrorNameType.StatesNoChoiceMatched)  # not States.TaskFailed's
+    # One of the language's own errors, of moto's kind for them (a Catch matches it as one).
+    no_match = StatesErrorName(typ=StatesErrorNameType.StatesNoChoiceMatched)
 
     def _eval_state(self: Any, env: Any) -> None:
         try:
