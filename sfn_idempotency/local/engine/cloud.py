@@ -183,9 +183,7 @@ class LocalCloud:
             retention.retention.keep(None)
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)
-            self.backend.stop()
-            # After the stop: an execution still in a call when its endpoint goes fails there, and
-            # moto would print that failure, its whole state's text, on the user's terminal.
+            self.backend.stop()  # first: a call still under way fails there, and moto would print it
             for name, level in self._log_levels.items():
                 logging.getLogger(name).setLevel(level)
             collector.restore(self._collector_thresholds)
