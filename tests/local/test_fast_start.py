@@ -165,6 +165,28 @@ def test_a_refused_definition_is_not_stored_and_a_damaged_entry_is_parsed_again(
     assert parse.definitions.count("definition two") == 2
 
 
+def test_a_changed_fix_of_moto_makes_stored_programs_unread(store: Path, monkeypatch: pytest.MonkeyPatch):
+    # Given a program stored by the engine as it is
+    parse = CountingParse()
+    program_store._fixes_fingerprint.cache_clear()
+    program_store.stored("definition three", parse)
+
+    # When one of the fixes that patch moto's parser changes (compat/interpreter.py, say)
+    fix = Path(interpreter.__file__).resolve()
+    read_bytes = Path.read_bytes
+
+    def changed(path: Path) -> bytes:
+        return read_bytes(path) + (b"# changed" if path.resolve() == fix else b"")
+
+    monkeypatch.setattr(Path, "read_bytes", changed)
+    program_store._fixes_fingerprint.cache_clear()
+    program_store.stored("definition three", parse)
+    program_store._fixes_fingerprint.cache_clear()  # later tests fingerprint the sources as they are
+
+    # Then the program is parsed again: a program parsed by other fixes is never read back
+    assert parse.definitions == ["definition three", "definition three"]
+
+
 def test_the_store_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv(program_store.CACHE_DIR_VARIABLE, program_store.OFF)
     parse = CountingParse()

@@ -58,7 +58,7 @@ def _fixes_fingerprint() -> str:
         except importlib.metadata.PackageNotFoundError:
             version = "absent"
         digest.update(f"{distribution}=={version}".encode())
-    engine = Path(__file__).parent
+    engine = Path(__file__).resolve().parents[1]  # sfn_idempotency.local: compat/ holds the fixes
     for source in sorted(engine.rglob("*.py")):
         digest.update(source.relative_to(engine).as_posix().encode())
         digest.update(source.read_bytes())
