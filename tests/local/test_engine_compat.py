@@ -387,6 +387,36 @@ def test_a_runtime_error_inside_a_branch_or_an_iteration_names_its_own_state_onc
     assert cause.endswith("Invalid path '$.missing' : No results for path: $['missing']")
 
 
+def test_an_intrinsic_function_s_path_may_chain_brackets(
+    local_cloud: LocalCloud, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+):
+    # An AWS sample formats "States.Format('{}_{}', $$.Execution.Name, $['test-batch']['batch_id'])":
+    # moto's lexer stopped at the second bracket, printed a token error on the terminal, and the
+    # function formatted the whole object, "run1_{batch_id=7}" (fix 141)
+    states = {
+        "Format": {
+            "Type": "Pass",
+            "Parameters": {
+                "name.$": "States.Format('{}_{}', $$['Execution']['Name'], $['test-batch']['batch_id'])",
+                "cell.$": "States.Format('[{}][{}]', $.grid[1][0], $.grid[0][0])",
+            },
+            "End": True,
+        },
+    }
+
+    # Given paths of chained brackets in a definition, When it runs
+    result = local_cloud.run(
+        deploy(local_cloud, tmp_path, states, "Format"),
+        {"test-batch": {"batch_id": 7}, "grid": [[1], [2]]},
+        name="run1",
+    )
+
+    # Then each path selected what it names, quoted text kept its brackets, and nothing was printed
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output == {"name": "run1_7", "cell": "[2][1]"}
+    assert "token recognition error" not in capfd.readouterr().err
+
+
 def test_a_dynamodb_item_attribute_that_is_not_an_attribute_value_fails_the_state_in_aws_s_words(
     local_cloud: LocalCloud, tmp_path: Path
 ):

@@ -30,6 +30,8 @@ interpreter (moto's ASL interpreter)
        (moto: ``States.Runtime``, a RuntimeError's repr as the cause).
   140. [L48] A runtime error raised in a Parallel branch or a Map iteration ends the execution with
        the cause its state wrote, naming that state once (moto named each enclosing state again).
+  141. [L4] An intrinsic function's path argument may chain brackets (``$['a']['b']``; moto's lexer
+       stopped at the second, printed a token error, and read ``$['a']``).
 
 evaluation (how the interpreter evaluates)
   59. [speed] A program without TimeoutSeconds (a Map iteration, a Parallel branch, most

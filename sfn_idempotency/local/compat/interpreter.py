@@ -1,5 +1,5 @@
 """moto's ASL interpreter: its task clients, retry waits, parsing and wording (fixes 1, 2, 9, 10, 11, 16, 26, 27,
-87, 98, 135, 140)."""
+87, 98, 135, 140, 141)."""
 
 from __future__ import annotations
 
@@ -330,6 +330,73 @@ def _causes_name_the_state_once(original: Callable[[Any], Any]) -> Callable[[Any
     return get_execution_failed_event_details
 
 
+# -- fix 141: a JSONPath argument's chained brackets ---------------------------------------------
+_INTRINSIC_PARSE = "moto.stepfunctions.parser.asl.parse.intrinsic"
+_CHAIN_DOTTED = "].["  # how fix 141 hands ``][`` to moto's lexer
+
+
+def chains_dotted(text: str) -> str:
+    """An intrinsic function's text with each path's ``]['`` chain written ``].['`` (``$['a']['b']``
+    becomes ``$['a'].['b']``): moto's lexer takes one bracket after each name of a path, as its
+    grammar's TODO says, and the same brackets after a dot. Quoted arguments are left as written."""
+    if "][" not in text:
+        return text
+    out: list[str] = []
+    literal = path = quoted = escaped = False
+    depth = 0
+    for char in text:
+        if escaped:
+            escaped = False
+        elif literal or quoted:
+            if char == "\\":
+                escaped = True
+            elif char == "'":
+                literal = quoted = False
+        elif path:
+            if char == "[":
+                if depth == 0 and out[-1] == "]":
+                    out.append(".")
+                depth += 1
+            elif char == "]":
+                depth -= 1
+            elif char == "'" and depth:
+                quoted = True
+            elif depth == 0 and (char in ",)" or char.isspace()):
+                path = False
+        elif char == "'":
+            literal = True
+        elif char == "$":
+            path = True
+        out.append(char)
+    return "".join(out)
+
+
+def _bracket_chains_lexed(original: Callable[[str], Any]) -> Any:
+    """A path argument of an intrinsic function may chain brackets (``$['test-batch']['batch_id']``,
+    an AWS sample's ``States.Format``): moto's lexer stopped at the second bracket, printed a
+    "token recognition error" on the terminal, and went on with ``$['test-batch']`` alone, so the
+    function formatted the whole object (``run1_{batch_id=7}``, not ``run1_7``)."""
+
+    def parse(src: str) -> Any:
+        return original(chains_dotted(src))
+
+    return staticmethod(parse)
+
+
+def _path_as_written(terminal: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The path's text as the definition wrote it (fix 94's wording of a missing path quotes it)."""
+
+    def build(original: Callable[..., Any]) -> Callable[..., Any]:
+        def visit(self: Any, ctx: Any) -> Any:
+            token = getattr(ctx, terminal)().symbol
+            token.text = token.text.replace(_CHAIN_DOTTED, "][")
+            return original(self, ctx)
+
+        return visit
+
+    return build
+
+
 def _assigned_literals_decoded(_original: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """A definition is JSON: an ``Assign`` of ``"\\""`` assigns one quote. moto kept that string as
     written, escapes and all (its rule for other literal values decodes them already)."""
@@ -448,6 +515,15 @@ PATCHES: tuple[Patch, ...] = (
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
     Patch(87, _CUSTOM_ERROR_NAME, "__init__", _any_reported_error_name),
     Patch(135, _CHOICE_STATE, "_eval_state", _no_match_fails_as_the_language_names_it),
+    Patch(141, f"{_INTRINSIC_PARSE}.intrinsic_parser:IntrinsicParser", "parse", _bracket_chains_lexed),
+    *(
+        Patch(141, f"{_INTRINSIC_PARSE}.preprocessor:Preprocessor", visitor, _path_as_written(terminal))
+        for visitor, terminal in (
+            ("visitFunc_arg_json_path", "JSON_PATH_STRING"),
+            ("visitFunc_arg_context_path", "CONTEXT_PATH_STRING"),
+            ("visitFunc_arg_var", "STRING_VARIABLE"),
+        )
+    ),
     Patch(
         140,
         "moto.stepfunctions.parser.asl.component.common.error_name.failure_event:FailureEventException",
