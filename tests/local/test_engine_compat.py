@@ -992,6 +992,43 @@ def run_definition(local_cloud: LocalCloud, states: dict[str, Any], execution_in
     return local_cloud.run(local_cloud.create_state_machine(name, definition, {}), execution_input)
 
 
+def test_a_variable_read_with_brackets_in_a_jsonpath_state_reads_the_member(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # A JSONPath state reads a variable with JSONPath: moto read $v['a'] as JSONata, where brackets
+    # filter, and answered the whole variable (fix 142)
+    states = {
+        "Keep": {"Type": "Pass", "Assign": {"v": {"test-batch": {"id": 7}, "list": [1, 2]}}, "Next": "Read"},
+        "Read": {
+            "Type": "Pass",
+            "Parameters": {
+                "member.$": "$v['test-batch']",
+                "nested.$": "$v['test-batch']['id']",
+                "after_a_dot.$": "$v.list[1]",
+                "formatted.$": "States.Format('batch {}', $v['test-batch']['id'])",
+            },
+            "Next": "Route",
+        },
+        "Route": {
+            "Type": "Choice",
+            "Choices": [
+                {"Variable": "$.nested", "NumericEqualsPath": "$v['test-batch']['id']", "Next": "Done"}
+            ],
+            "Default": "Wrong",
+        },
+        "Done": {"Type": "Succeed"},
+        "Wrong": {"Type": "Fail", "Error": "Wrong"},
+    }
+
+    # Given a variable read with bracketed members, When the machine runs
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Keep"), {})
+
+    # Then each read is the member it names, in a field, an intrinsic function and a Choice rule
+    assert result.status == "SUCCEEDED", (result.error, result.cause)
+    assert result.output == {"member": {"id": 7}, "nested": 7, "after_a_dot": 2, "formatted": "batch 7"}
+    assert result.states == ["Keep", "Read", "Route", "Done"]
+
+
 def test_variables_assigned_in_one_state_are_read_by_later_ones(local_cloud: LocalCloud):
     # AWS: a JSONPath state reads a variable in any path field but ResultPath; Pass's `$` in Assign
     # is its result; an Assign's expressions see the values at state entry

@@ -338,6 +338,8 @@ jsonata
       Step Functions adds; failures are States.QueryEvaluationError.
   78. [L16] A JSONata expression that fails names the field it was specified for, in its cause
       and as the EvaluationFailed event's ``location`` (``Output/result``, ``Assign/result``…).
+  142. [L15] A JSONPath state reads a variable's bracketed member (``$v['a']``) as JSONPath does
+       (moto's JSONata read brackets as a filter and answered the whole variable).
   58. [speed] A string result is not evaluated again to learn its type (moto re-parsed the whole
       expression, its variables declared ahead of it, for a check that always passed).
   86. [speed] ``$states`` reaches the evaluator as its value, not written into each expression as

@@ -1,4 +1,5 @@
-"""JSONata and workflow variables, evaluated with jsonata-python (fix 15; 86, speed: ``$states`` as a value)."""
+"""JSONata and workflow variables, evaluated with jsonata-python (fixes 15 and 142; 86, speed: ``$states`` as
+a value)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,34 @@ _STRING_EXPRESSION_MODULE = "moto.stepfunctions.parser.asl.component.common.stri
 _JSONATA_MODE = "JSONata"
 # A lone $ or $$ outside a string or regex literal: not followed by a name character.
 _CONTEXT_REFERENCE = re.compile(r"\$\$?(?![A-Za-z0-9_$])")
+
+
+# A JSONPath member in brackets, ['name'] or ["name"] (a backslash escapes the quote).
+_BRACKETED_MEMBER = re.compile(r"""\[\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\s*\]""")
+
+
+def _member_as_jsonata(match: re.Match[str]) -> str:
+    name = re.sub(r"\\(.)", r"\1", match.group(1) if match.group(1) is not None else match.group(2))
+    return match.group(0) if "`" in name else f".`{name}`"
+
+
+def _bracketed_members_read_as_jsonpath(original: Callable[..., None]) -> Callable[..., None]:
+    """Fix 142: a JSONPath state reads a variable with JSONPath (``$order['id']``, ``$v.a['b']``), and
+    moto read the whole reference as JSONata, where brackets filter: it answered the whole variable
+    (``$v.a``'s whole value). Each bracketed member is handed to JSONata as the same member,
+    ``$order.`id```; an index (``$v.list[1]``) already reads the same in both. The reference's text
+    is kept as written."""
+
+    def init(self: Any, query_language_mode: Any, expression: str) -> None:
+        jsonpath = getattr(query_language_mode, "name", query_language_mode) == "JSONPath"
+        original(
+            self,
+            query_language_mode,
+            _BRACKETED_MEMBER.sub(_member_as_jsonata, expression) if jsonpath else expression,
+        )
+        self.literal_value = expression
+
+    return init
 
 
 def _evaluate_jsonata(_stub: Any) -> Callable[[str], Any]:
@@ -233,6 +262,12 @@ PATCHES: tuple[Patch, ...] = (
     Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringJSONata", "_eval_body", _query_evaluation_errors),
     Patch(15, _STRING_EXPRESSION_MODULE, "extract_jsonata_variable_references", _context_references_allowed),
     Patch(15, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _query_evaluation_errors),
+    Patch(
+        142,
+        f"{_STRING_EXPRESSION_MODULE}:StringVariableSample",
+        "__init__",
+        _bracketed_members_read_as_jsonpath,
+    ),
     Patch(
         15,
         "moto.stepfunctions.parser.asl.component.common.error_name.failure_event",
