@@ -2,7 +2,8 @@
 budget, naming the invariant each breaks; it passes every form of the project's flow; its
 counterexamples replay exactly from their token; the same seed explores the same schedules.
 
-``make prove`` runs every form at ten times the default budget (SFN_EXPLORER_BUDGET_SCALE=10).
+``make prove`` runs every form at ten times the default budget; SFN_EXPLORER_BUDGET_SCALE=10 runs
+this module's explorations at ten times theirs.
 """
 
 from __future__ import annotations
@@ -363,10 +364,22 @@ def test_answers_of_two_record_lifetimes_are_not_duplicates(local_cloud: LocalCl
     assert "clock past the expiry" in report.covered
 
 
-@pytest.mark.parametrize("seed", range(5))
-def test_the_guides_checkout_passes_at_the_default_budget(local_cloud: LocalCloud, seed: int):
+ALARMED_SEED = 1  # the seed at whose default budget the false alarm was raised
+
+
+def test_the_guides_checkout_passes_at_the_default_budget(local_cloud: LocalCloud):
     # The example's own test runs 40 schedules; a user trusting the tool runs the default 200
-    report = explore(example_checkout(local_cloud), seed=seed)
+    report = explore(
+        example_checkout(local_cloud), seed=ALARMED_SEED, schedules_to_run=DEFAULT_SCHEDULES * SCALE
+    )
+    assert report.passed, report.text()
+    assert report.schedules == DEFAULT_SCHEDULES * SCALE
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 4])
+def test_the_guides_checkout_passes_from_other_seeds(local_cloud: LocalCloud, seed: int):
+    # Other seeds draw other schedules: each a part of the budget (SFN_EXPLORER_BUDGET_SCALE runs more)
+    report = explore(example_checkout(local_cloud), seed=seed, schedules_to_run=OTHER_FORMS_SCHEDULES * SCALE)
     assert report.passed, report.text()
 
 

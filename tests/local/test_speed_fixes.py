@@ -1058,3 +1058,40 @@ def test_a_root_url_is_built_once_per_scheme_host_and_mount_and_as_werkzeug_buil
     assert installed.__qualname__.startswith(moto_core._root_urls_built_once.__name__)
     environ = EnvironBuilder(path="/x", base_url="http://127.0.0.1:4566/mounted").get_environ()
     assert Request(environ).url_root == "http://127.0.0.1:4566/mounted/"
+
+
+def test_a_mocks_url_responses_are_built_once_and_record_only_their_starts_calls():
+    # Given moto's response class, its constructions counted, and a first cloud that made its own
+    import requests
+    from moto.core import custom_responses_mock, models
+
+    with LocalCloud():
+        first = models.responses_mock.registered()
+    made: list[Any] = []
+    original_init = custom_responses_mock.CallbackResponse.__init__
+
+    def counted_init(self: Any, *args: Any, **kwargs: Any) -> None:
+        made.append(self)
+        original_init(self, *args, **kwargs)
+
+    custom_responses_mock.CallbackResponse.__init__ = counted_init  # type: ignore[method-assign]
+    try:
+        # When a second cloud starts, and a `requests` call to an S3 URL is answered by moto
+        with LocalCloud() as cloud:
+            second = models.responses_mock.registered()
+            cloud.client("s3").create_bucket(Bucket="speed-fix-143")
+            answer = requests.put("https://speed-fix-143.s3.amazonaws.com/key", data=b"body", timeout=5)
+            stored = cloud.client("s3").get_object(Bucket="speed-fix-143", Key="key")["Body"].read()
+            calls = sum(response.call_count for response in second)
+    finally:
+        custom_responses_mock.CallbackResponse.__init__ = original_init  # type: ignore[method-assign]
+
+    # Then it built none: it registered the first cloud's responses, in moto's order (7 methods
+    # x 184 patterns: every service's, and the one for URLs no service answers)
+    assert made == []
+    assert len(second) == 1295
+    assert [id(r) for r in second] == [id(r) for r in first]
+    # and they answer as moto's do, recording this start's one call and none of the first's
+    assert answer.status_code == 200
+    assert stored == b"body"
+    assert calls == 1

@@ -8,7 +8,6 @@ import functools
 import importlib
 import json
 import pkgutil
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -136,9 +135,7 @@ def install_map_input_words() -> None:
 
 def interpreter_modules() -> list[Any]:
     """Every interpreter module, imported now so that none keeps the original later."""
-    for name in _interpreter_module_names():
-        importlib.import_module(name)
-    return [module for name, module in list(sys.modules.items()) if name.startswith(_COMPONENT_PACKAGE)]
+    return [importlib.import_module(name) for name in _interpreter_module_names()]
 
 
 @functools.cache

@@ -1,5 +1,5 @@
-"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124, 127, 128 and 133,
-speed: no behaviour changes; fix 97).
+"""moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124, 127, 128, 133 and
+143, speed: no behaviour changes; fix 97).
 
 57. Every look-up of a service's backend (``dynamodb_backends[account][region]``, many per Task)
     took moto's one global lock, listed the accounts and searched the registry of backends by
@@ -45,6 +45,12 @@ speed: no behaviour changes; fix 97).
      built by werkzeug from its scheme, host and mount point, each part quoted and the whole
      turned from a URI into an IRI, at every request. It depends on those three texts only: each
      is built once (the most recent 256 are kept).
+143. Each start of moto's mock (every LocalCloud's, one per test) built a ``requests`` response
+     for each of seven HTTP methods and each of 183 services' URL patterns: 1,288 objects whose
+     fields never change, about a third of a start, and a share of the garbage collector's passes
+     over the whole process that each start's allocations set off. Each (method, URL pattern,
+     callback) is built once; a start registers the same response again, its record of calls
+     emptied, in moto's order. A response asked for with anything else is built as before.
 97. An action moto has not implemented raised a NotImplementedError out of the request: a
     traceback on ``serve``'s stderr, an HTTP 500 page, and the calling Task failed with a Python
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
@@ -260,6 +266,29 @@ def _service_found_once(original: Callable[[Any, Any], Any]) -> Callable[[Any, A
     return process_request
 
 
+# Kept beside the fix, not in it: every LocalCloud's start installs the fixes again.
+_built_responses: dict[tuple[str, Any, Any], Any] = {}
+_built_responses_lock = threading.Lock()
+
+
+def _url_responses_built_once(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 143: moto's ``CallbackResponse`` as its mock's start makes them, each one built once."""
+
+    def callback_response(*, method: str, url: Any, callback: Any, **others: Any) -> Any:
+        if others:
+            return original(method=method, url=url, callback=callback, **others)
+        key = (method, url, callback)
+        with _built_responses_lock:
+            response = _built_responses.get(key)
+            if response is None:
+                response = _built_responses[key] = original(method=method, url=url, callback=callback)
+            else:
+                response.calls.reset()  # a start's responses record only that start's calls
+        return response
+
+    return callback_response
+
+
 def _random_texts_drawn_in_one_loop(original: Callable[..., str]) -> Callable[..., str]:
     import random
     import string
@@ -288,6 +317,7 @@ def _random_texts_drawn_in_one_loop(original: Callable[..., str]) -> Callable[..
 
 
 PATCHES: tuple[Patch, ...] = (
+    Patch(143, "moto.core.models", "CallbackResponse", _url_responses_built_once),
     Patch(133, "werkzeug.sansio.request", "get_current_url", _root_urls_built_once),
     Patch(
         128,
