@@ -1074,7 +1074,7 @@ def test_a_mocks_url_responses_are_built_once_and_record_only_their_starts_calls
         made.append(self)
         original_init(self, *args, **kwargs)
 
-    custom_responses_mock.CallbackResponse.__init__ = counted_init  # type: ignore[method-assign]
+    custom_responses_mock.CallbackResponse.__init__ = counted_init
     try:
         # When a second cloud starts, and a `requests` call to an S3 URL is answered by moto
         with LocalCloud() as cloud:
@@ -1084,7 +1084,7 @@ def test_a_mocks_url_responses_are_built_once_and_record_only_their_starts_calls
             stored = cloud.client("s3").get_object(Bucket="speed-fix-143", Key="key")["Body"].read()
             calls = sum(response.call_count for response in second)
     finally:
-        custom_responses_mock.CallbackResponse.__init__ = original_init  # type: ignore[method-assign]
+        custom_responses_mock.CallbackResponse.__init__ = original_init
 
     # Then it built none: it registered the first cloud's responses, in moto's order (7 methods
     # x 184 patterns: every service's, and the one for URLs no service answers)
