@@ -65,15 +65,14 @@ def load_template(path: Path) -> dict[str, Any]:
         document = parse_document(file.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, YAMLError) as error:
         raise TemplateError(f"{file}: not a template: {error}") from None
-    if not isinstance(document, dict):
-        raise TemplateError(f"{file}: not a template (it has no Resources)")
-    empty = next((section for section, value in document.items() if value is None), None)
+    sections = document if isinstance(document, dict) else {}
+    empty = next((name for name, value in sections.items() if value is None), None)
     if empty is not None:  # `Parameters:` with nothing under it: CloudFormation refuses the stack
         raise TemplateError(
             f"{file}: [/{empty}] 'null' values are not allowed in templates (give {empty} a value, "
             f"or leave it out)"
         )
-    if not isinstance(document.get("Resources"), dict):
+    if not isinstance(document, dict) or not isinstance(document.get("Resources"), dict):
         raise TemplateError(f"{file}: not a template (it has no Resources)")
     return document
 
