@@ -5,33 +5,59 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 export PATH := $(CURDIR)/$(BIN):$(PATH)
-STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+# What we run ourselves installs from lock files with hashes (requirements/, made by `make lock`), so
+# a fresh clone gets exactly what the last green run used. pip installs the locked uv, uv the rest (in
+# seconds; pip takes minutes); the project itself goes in without build isolation, its build tools
+# locked too.
+LOCK := requirements/dev.lock
+DEMO_LOCK := requirements/demo.lock
+TOOLS_LOCK := requirements/tools.lock
+LOCKS := pyproject.toml $(LOCK) $(DEMO_LOCK) $(TOOLS_LOCK)
+# $(call locked_venv,VENV,LOCK,UV OPTIONS): VENV made anew from LOCK, then the project, editable.
+define locked_venv
+	rm -rf $(1) && $(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(TOOLS_LOCK)
+	$(1)/bin/uv pip install --quiet --python $(1)/bin/python --require-hashes --no-deps $(3) -r $(2)
+	$(1)/bin/uv pip install --quiet --python $(1)/bin/python --no-deps --no-build-isolation $(3) -e .
+endef
+STAMP := $(VENV)/.installed-$(shell cat $(LOCKS) | cksum | cut -d' ' -f1)
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help install console-assets docs-assets docs browser screenshots bench-console demo test fuzz prove test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants scores clean
+.PHONY: help lock canary install console-assets docs-assets docs browser screenshots bench-console demo test fuzz prove test-unit test-local test-infra test-installed dist lint format synth serve bench aws-check mutants scores clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	rm -f $(VENV)/.installed-* && touch $@
+$(STAMP): $(LOCKS)
+	$(call locked_venv,$(VENV),$(LOCK),--compile-bytecode)
+	touch $@
 
-install: $(STAMP)  ## create .venv with the project and its dev tools
+install: $(STAMP)  ## create .venv with the project and its dev tools, from the lock
+
+# Both locks anew, each dependency at the newest release pyproject's ranges admit, for Python 3.11
+# (CI's); then run `make test` before committing them.
+LOCK_COMPILE := $(BIN)/uv pip compile --upgrade --generate-hashes --python-version 3.11 \
+	--custom-compile-command "make lock" --quiet
+lock: $(STAMP)  ## update requirements/*.lock to the newest releases pyproject's ranges admit
+	$(LOCK_COMPILE) pyproject.toml requirements/build.in --extra dev -o $(LOCK)
+	$(LOCK_COMPILE) pyproject.toml requirements/build.in --extra local -o $(DEMO_LOCK)
+	$(LOCK_COMPILE) requirements/tools.in -o $(TOOLS_LOCK)
+
+# Fresh environments from the newest releases, then the whole suite in each: every range's newest,
+# and moto's newest whatever the range says; each failure is laid to the dependency that causes it.
+canary: $(STAMP) node_modules/.package-lock.json console-assets docs-assets browser  ## the suite on the newest releases of every dependency, and on the newest moto; says which broke what
+	$(BIN)/python -m scripts.canary
 
 # The demo's own environment: the package and its [local] extra only, nothing the tests need.
-# Installed without compiling every module ahead (half the install's time): Python compiles what
-# the demo imports as it imports it.
+# Installed without compiling every module ahead: Python compiles what the demo imports as it
+# imports it.
 DEMO_VENV := .venv-demo
-DEMO_STAMP := $(DEMO_VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+DEMO_STAMP := $(DEMO_VENV)/.installed-$(shell cat $(LOCKS) | cksum | cut -d' ' -f1)
 
-$(DEMO_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(DEMO_VENV)
-	$(DEMO_VENV)/bin/python -m pip install --quiet --no-compile --disable-pip-version-check -e '.[local]'
-	rm -f $(DEMO_VENV)/.installed-* && touch $@
+$(DEMO_STAMP): $(LOCKS)
+	$(call locked_venv,$(DEMO_VENV),$(DEMO_LOCK),)
+	touch $@
 
 demo: $(DEMO_STAMP)  ## the main job: the idempotent order workflow on the embedded engine
 	$(DEMO_VENV)/bin/sfn-idempotency demo
@@ -136,5 +162,5 @@ bench-console: $(STAMP) console-assets browser  ## the console's executions view
 	$(BIN)/python -m bench.console
 
 clean:  ## remove the virtual environment and build output
-	rm -rf $(VENV) $(DEMO_VENV) cdk.out node_modules build dist *.egg-info site $(DOCS_VENDOR)
+	rm -rf $(VENV) $(DEMO_VENV) .venv-canary* cdk.out node_modules build dist *.egg-info site $(DOCS_VENDOR)
 	rm -f $(CONSOLE_VENDOR)/*.js $(CONSOLE_VENDOR)/LICENSE.*

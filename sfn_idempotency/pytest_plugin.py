@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from sfn_idempotency.extras import MissingExtraError
+
 if TYPE_CHECKING:
     from sfn_idempotency.local.apps.deployed import DeployedAssembly, DeployedStack
     from sfn_idempotency.testing import IdempotentService, LocalCloud
@@ -80,11 +82,21 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def local_cloud(request: pytest.FixtureRequest) -> Iterator[LocalCloud]:
-    from sfn_idempotency.testing import LocalCloud
-
     scale = float(request.config.getini(_RETRY_WAIT_SCALE))
-    with LocalCloud(retry_wait_scale=scale, mock_config=_marked_mock_config(request)) as cloud:
+    with _local_cloud_class()(retry_wait_scale=scale, mock_config=_marked_mock_config(request)) as cloud:
         yield cloud
+
+
+def _local_cloud_class() -> type[LocalCloud]:
+    """The engine; without the [local] extra, or on a moto it was not tested on, the test fails
+    with the one line that says which and how to install it."""
+    try:
+        from sfn_idempotency.testing import LocalCloud
+    except MissingExtraError as error:
+        refusal = str(error)
+    else:
+        return LocalCloud
+    pytest.fail(refusal, pytrace=False)
 
 
 def _marked_mock_config(request: pytest.FixtureRequest) -> Any:

@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from sfn_idempotency.extras import TESTED_MOTO
 from sfn_idempotency.local import LocalCloud, compat
+from tests import REPOSITORY_ROOT
 
 DEADLINE_SECONDS = 10  # for the test's own threads and waits, not a measurement
 
@@ -764,18 +766,22 @@ def test_a_moto_without_a_patched_internal_is_refused_at_construction(monkeypatc
     message = str(refused.value)
     assert f"moto {moto.__version__} is not supported" in message
     assert "fix 12: moto.core.responses.method_names_from_class is missing" in message
-    assert f"pip install 'moto{compat.SUPPORTED_MOTO}'" in message
+    assert f"pip install 'moto=={TESTED_MOTO[-1]}'" in message
 
 
-def test_the_supported_moto_range_is_the_one_the_package_pins():
-    # The [local] extra's pin and the engine's own range must not drift apart.
-    from importlib.metadata import requires
+def test_the_local_extra_admits_exactly_the_moto_releases_the_engine_was_tested_on():
+    # Given the [local] extra's pin of moto, as pyproject declares it for the wheel
+    import tomllib
 
     from packaging.requirements import Requirement
-    from packaging.specifiers import SpecifierSet
 
-    pins = [Requirement(r) for r in requires("sfn-idempotency") or [] if r.startswith("moto[")]
-    assert [pin.specifier for pin in pins] == [SpecifierSet(compat.SUPPORTED_MOTO)]
+    project = tomllib.loads((REPOSITORY_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (pin,) = [Requirement(r) for r in project["optional-dependencies"]["local"] if r.startswith("moto[")]
+    # When moto's releases around the tested ones are checked against it
+    releases = ["5.1.22", "5.2.4", *TESTED_MOTO, "5.2.7", "5.3.0", "6.0.0"]
+    # Then it admits the tested ones and nothing else, and the engine names the same
+    assert [release for release in releases if pin.specifier.contains(release)] == list(TESTED_MOTO)
+    assert ", ".join(TESTED_MOTO) == compat.SUPPORTED_MOTO
 
 
 def test_the_installed_moto_has_every_internal_the_fixes_patch():

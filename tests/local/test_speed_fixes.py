@@ -1063,6 +1063,7 @@ def test_a_root_url_is_built_once_per_scheme_host_and_mount_and_as_werkzeug_buil
 def test_a_mocks_url_responses_are_built_once_and_record_only_their_starts_calls():
     # Given moto's response class, its constructions counted, and a first cloud that made its own
     import requests
+    from moto import backend_index
     from moto.core import custom_responses_mock, models
 
     with LocalCloud():
@@ -1086,10 +1087,11 @@ def test_a_mocks_url_responses_are_built_once_and_record_only_their_starts_calls
     finally:
         custom_responses_mock.CallbackResponse.__init__ = original_init
 
-    # Then it built none: it registered the first cloud's responses, in moto's order (7 methods
-    # x 184 patterns: every service's, and the one for URLs no service answers)
+    # Then it built none: it registered the first cloud's responses, in moto's order (each method
+    # x every service's pattern, and the one for URLs no service answers)
     assert made == []
-    assert len(second) == 1295
+    methods, patterns = len(models.BOTOCORE_HTTP_METHODS), len(backend_index.backend_url_patterns)
+    assert len(second) == methods * (patterns + 1)
     assert [id(r) for r in second] == [id(r) for r in first]
     # and they answer as moto's do, recording this start's one call and none of the first's
     assert answer.status_code == 200

@@ -312,6 +312,7 @@ class AssemblyDeployer:
         if status == ROLLED_BACK:
             cloudformation.delete_stack(StackName=name)
         exists = status not in (None, ROLLED_BACK)
+        action = "update" if exists else "creation"
         try:
             if exists:
                 cloudformation.update_stack(**request)
@@ -319,10 +320,12 @@ class AssemblyDeployer:
                 cloudformation.create_stack(**request)
         except cloudformation.exceptions.ClientError as error:
             if NO_UPDATES not in str(error):
-                raise DeploymentError(f"{name}: {error}") from error
-        except ResponseParserError as error:  # moto answered an update with the failing service's own body
+                raise DeploymentError(f"{name}: the {action} failed: {error}") from error
+        except (
+            ResponseParserError
+        ) as error:  # moto 5.2.5 answered an update with the failing service's own body
             raise DeploymentError(
-                f"{name}: the {'update' if exists else 'creation'} failed in a resource's own service: {error}"
+                f"{name}: the {action} failed in a resource's own service: {error}"
             ) from error
         if self._status(cloudformation, name) == ROLLED_BACK:
             reason = self._failure(cloudformation, name)

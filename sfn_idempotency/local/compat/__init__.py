@@ -92,6 +92,9 @@ moto_server (moto's HTTP server, which ``serve`` runs)
        its path matched, without Flask's request machinery, with the headers moto's CORS adds.
   134. [speed] A request without an underscore in a header name skips moto's search for S3
        metadata names to keep (it built every header's WSGI name at every request).
+  144. [L19] A browser's CORS preflight is answered 200 with the CORS headers, as AWS's endpoints
+       answer one (it names no service: moto gave it to S3's bucket listing, which moto 5.2.6
+       fails with an AssertionError, HTTP 500).
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
@@ -112,7 +115,8 @@ history (an execution's history events)
 execution_lookups (finding and listing a machine's executions)
   82. [speed] DescribeExecution, GetExecutionHistory and ListExecutions find an execution through
       an index of ARNs, and read a page backwards from the newest execution or the token's (moto
-      walked and sorted every execution the machine ever had, at every call).
+      walked and sorted every execution the machine ever had, at every call). A token's unique
+      attributes are a list from moto 5.2.6, joined with ``|`` before.
   120. [speed] A start by name looks for a namesake in the same index, and only a name in use goes
       to moto's walk of the machine's executions (which grew with every named start before it).
 
@@ -130,16 +134,18 @@ answers (the Step Functions API)
   14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused;
       the answer has ``billingDetails`` (duration rounded up to 100 ms, 64 MB).
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.
-  18. [L19] Errors carry their AWS code (moto's parser API sent ``{"__type": null}``: no SDK could
-      raise InvalidDefinition, InvalidExecutionInput...).
+  18. [L19] Errors carry their AWS code (moto 5.2.5's parser API sent ``{"__type": null}``: no SDK
+      could raise InvalidDefinition, InvalidExecutionInput...; 5.2.6 sends the code, and the fix
+      leaves its errors alone).
   19. [L19] Answers as recorded: DescribeStateMachine's logging default and ``revisionId``;
       UpdateStateMachine's ``revisionId`` and its refusal of an empty update; DescribeExecution's
       ``inputDetails``; StopExecution's ``stopDate``, ``error`` and ``cause``; DescribeStateMachineForExecution's
       ``updateDate``; GetExecutionHistory's ``reverseOrder`` and paging.
   20. [L19] An operation the engine does not implement answers JSON (UnknownOperationException),
-      never an HTML page.
+      never an HTML page (moto 5.2.5) or an empty 404 (5.2.6, for an operation its model lacks).
   21. [L19] Requests are checked against the API's ranges, lengths, enums and patterns, nested
-      members included (ValidationException).
+      members included (ValidationException, answered as moto answers its actions' errors: from
+      5.2.6 one raised before the action is no HTTP exception, and would escape as a 500).
   45. [L35] DescribeStateMachine and DescribeStateMachineForExecution list each state's
       ``variableReferences``, from moto's own analyser of the definition (once per definition).
 
@@ -354,6 +360,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from sfn_idempotency.extras import TESTED_MOTO
 from sfn_idempotency.local.capabilities import distributed_map, http_task, test_state, versions
 from sfn_idempotency.local.compat import (
     answers,
@@ -403,8 +410,8 @@ __all__ = [
     "sync_executions_lock",
 ]
 
-# The moto releases the fixes were written and tested against; keep equal to pyproject's [local] pin.
-SUPPORTED_MOTO = ">=5.2.5,<5.3"
+# The moto releases the fixes were written and tested against (pyproject's [local] pin admits these).
+SUPPORTED_MOTO = ", ".join(TESTED_MOTO)
 
 # Every moto internal the engine touches, by surface; attributes only read use `keep`.
 # Fix 81 before anything imports moto's interpreter (its Batch integration would import EC2).
@@ -454,8 +461,8 @@ def check() -> None:
     if problems:
         raise IncompatibleMotoError(
             f"moto {importlib.metadata.version('moto')} is not supported by the local engine "
-            f"(tested range {SUPPORTED_MOTO}): {'; '.join(problems)}. "
-            f"Install a supported one: pip install 'moto{SUPPORTED_MOTO}'"
+            f"(tested on {SUPPORTED_MOTO}): {'; '.join(problems)}. "
+            f"Install a supported one: pip install 'moto=={TESTED_MOTO[-1]}'"
         )
 
 

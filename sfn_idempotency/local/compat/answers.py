@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from moto.core.exceptions import AWSError
 from moto.stepfunctions.exceptions import InvalidArn
 from moto.stepfunctions.parser.api import (
     InvalidToken,
@@ -38,6 +37,8 @@ _PARSER_API_MODULE = "moto.stepfunctions.parser.api"
 # What DescribeStateMachine says of a machine created without a logging configuration (recorded).
 _LOGGING_OFF = {"level": "OFF", "includeExecutionData": False}
 _DEFAULT_PAGE_SIZE = 100  # the API's default maxResults
+_NOT_FOUND = 404  # moto 5.2.6's answer to an operation its API model does not name
+_DEFAULT_ERROR_STATUS = 400  # a client error's HTTP status, as moto 5.2.5's AWSError sent it
 _UPDATABLE = ("definition", "roleArn", "loggingConfiguration", "tracingConfiguration")
 # An unknown operation, as AWS's JSON services answer it (the SDKs read the code after the '#').
 _UNKNOWN_OPERATION = "com.amazon.coral.service#UnknownOperationException"
@@ -310,11 +311,14 @@ def _refuse_a_different_machine_under_a_taken_name(original: Callable[..., Any])
     return create_state_machine
 
 
-def _coded_errors(base: type[AWSError]) -> type[AWSError]:
-    """moto's parser API declares each Step Functions error with its AWS code as ``code``, but the
-    base class serializes ``TYPE`` (None): every such error reached clients as ``{"__type": null}``,
-    so an SDK raised a bare ClientError instead of InvalidDefinition, InvalidExecutionInput...
-    Give each its code; the base class itself is left as it is."""
+def _coded_errors(base: type[Exception]) -> type[Exception]:
+    """moto 5.2.5's parser API declares each Step Functions error with its AWS code as ``code``, but
+    its base class (``AWSError``) serializes ``TYPE`` (None): every such error reached clients as
+    ``{"__type": null}``, so an SDK raised a bare ClientError instead of InvalidDefinition,
+    InvalidExecutionInput... Give each its code; the base class itself is left as it is. From moto
+    5.2.6 the base is moto's ``ServiceException``, which serializes ``code`` itself: nothing to do."""
+    if not hasattr(base, "TYPE"):
+        return base
     pending = list(base.__subclasses__())
     while pending:
         error = pending.pop()
@@ -322,7 +326,7 @@ def _coded_errors(base: type[AWSError]) -> type[AWSError]:
         code = error.__dict__.get("code")
         if error.__module__ == _PARSER_API_MODULE and isinstance(code, str):
             error.TYPE = code
-            error.STATUS = error.__dict__.get("status_code", AWSError.STATUS)
+            error.STATUS = error.__dict__.get("status_code", _DEFAULT_ERROR_STATUS)  # type: ignore[attr-defined]
     return base
 
 
@@ -528,29 +532,31 @@ def page_start(token: str | None) -> int:
 
 def _unknown_operations_in_json(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """An operation moto does not implement raised NotImplementedError, which its server turned into
-    an HTML 500 page. A JSON service answers an unknown operation with a JSON error every SDK parses."""
+    an HTML 500 page; from moto 5.2.6 one its API model does not name is an empty 404. A JSON service
+    answers an unknown operation with a JSON error every SDK parses."""
 
     def call_action(self: Any) -> Any:
-        try:
-            return original(self)
-        except NotImplementedError:
-            from moto.core.responses import get_service_model
+        from moto.core.responses import get_service_model
 
+        try:
+            answer = original(self)
+        except NotImplementedError:
             if get_service_model(self.boto3_service_name).protocol != "json":
                 raise
-            body = json.dumps(
-                {"__type": _UNKNOWN_OPERATION, "message": f"{self._get_action()} is not supported"}
-            )
-            return (
-                400,
-                {
-                    "Content-Type": "application/x-amz-json-1.0",
-                    "x-amzn-ErrorType": "UnknownOperationException",
-                },
-                body,
-            )
+            return _unknown_operation(self)
+        unknown = answer[0] == _NOT_FOUND and not answer[2] and self._get_action() is None
+        if unknown and get_service_model(self.boto3_service_name).protocol == "json":
+            return _unknown_operation(self)
+        return answer
 
     return call_action
+
+
+def _unknown_operation(response: Any) -> tuple[int, dict[str, str], str]:
+    operation = str(response.headers.get("X-Amz-Target", "")).rpartition(".")[2]
+    body = json.dumps({"__type": _UNKNOWN_OPERATION, "message": f"{operation} is not supported"})
+    headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-ErrorType": "UnknownOperationException"}
+    return 400, headers, body
 
 
 def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -574,10 +580,28 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         ]
         if problems:
             count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
-            raise ValidationException(f"{count}: {'; '.join(problems)}")
+            return refusal(self, ValidationException(f"{count}: {'; '.join(problems)}"))
         return original(self)
 
     return call_action
+
+
+def refusal(response: Any, error: Exception) -> Any:
+    """``call_action``'s answer to ``error``, refused before moto's action runs, as moto answers an
+    error its action raises. moto 5.2.5's errors were HTTP exceptions, which its server and its
+    in-process stub answer wherever they are raised; from 5.2.6 they are ``ServiceException``s, which
+    only ``call_action``'s own handler of the action's call serializes."""
+    from werkzeug.exceptions import HTTPException
+
+    if isinstance(error, HTTPException):
+        raise error
+    from moto.core.responses import ActionResult
+
+    status, headers, body = response.serialized(ActionResult(error))
+    headers["status"] = status
+    status, headers, body = response._transform_response({}, (body, headers))
+    headers, body = response._enrich_response(headers, body)
+    return status, headers, body
 
 
 def _request_members(response: Any) -> dict[str, Any]:

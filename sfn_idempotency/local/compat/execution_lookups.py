@@ -178,7 +178,7 @@ def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
         after = None
         token = paginator._parsed_token
         if token is not None:
-            after = index.found(str(token["uniqueAttributes"]).split("|", 1)[-1])
+            after = index.found(_token_arn(token["uniqueAttributes"]))
             listed = after is not None and (not status_filter or after.status == status_filter)
             if not listed or not paginator._check_predicate(after):
                 raise InvalidToken("Resource not found!")  # as moto's paginator refuses it
@@ -189,6 +189,14 @@ def _listed_newest_first(original: Callable[..., Any]) -> Callable[..., Any]:
         return page, None
 
     return list_executions
+
+
+def _token_arn(unique_attributes: Any) -> str:
+    """The execution ARN in a token of moto's paginator: the last of its unique attributes, which
+    moto 5.2.6 lists and 5.2.5 joined with ``|`` (a start date never holds one)."""
+    if isinstance(unique_attributes, list):
+        return str(unique_attributes[-1])
+    return str(unique_attributes).split("|", 1)[-1]
 
 
 PATCHES: tuple[Patch, ...] = (

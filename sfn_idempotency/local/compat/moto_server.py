@@ -283,6 +283,7 @@ def _files_error_for_forms(original: Callable[[Any], None]) -> Callable[[Any], N
 # Headers that make a request one for Flask: a browser's (CORS answers depend on them).
 _BROWSER_HEADERS = ("HTTP_ORIGIN", "HTTP_REFERER", "HTTP_ACCESS_CONTROL_REQUEST_PRIVATE_NETWORK")
 _ROUTES = "_sfn_local_sdk_routes"  # on a Flask app: each path's route, or None (Flask answers it)
+_PREFLIGHT_HEADER = "HTTP_ACCESS_CONTROL_REQUEST_METHOD"
 _ROUTES_KEPT = 64  # paths remembered an app; an SDK's requests to a JSON service all go to "/"
 
 
@@ -383,6 +384,23 @@ def _moto_answer(app: Any, callback: Callable[..., Any], request: Any) -> Any:
     return app.response_class(response=content, status=status, headers=headers)
 
 
+def _preflights_answered(original: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    """Fix 144: a browser's CORS preflight (an OPTIONS with ``Access-Control-Request-Method``) names
+    no service, so moto gave it to S3's bucket listing, which moto 5.2.6 fails with an
+    AssertionError (HTTP 500). It is answered as an AWS endpoint answers one: 200, no body, with the
+    CORS headers moto's server adds (its after-request functions, run in the request's context)."""
+
+    def __call__(self: Any, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") != "OPTIONS" or _PREFLIGHT_HEADER not in environ:
+            return original(self, environ, start_response)
+        app = self.get_application(environ)
+        with app.request_context(environ):
+            response = app.process_response(app.response_class(status=200))
+        return response(environ, start_response)  # type: ignore[no-any-return]
+
+    return __call__
+
+
 def _names_kept_only_when_underscored(original: Callable[[Any], dict[str, Any]]) -> Any:
     """Fix 134: moto's ``make_environ``, for a request with an underscore in a header name."""
     from moto.core.request import PRESERVED_HEADER_NAMES_ENVIRON_KEY
@@ -419,6 +437,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         131, "moto.moto_server.werkzeug_app:DomainDispatcherApplication", "__call__", _sdk_requests_dispatched
     ),
+    Patch(144, "moto.moto_server.werkzeug_app:DomainDispatcherApplication", "__call__", _preflights_answered),
     Patch(
         134,
         "moto.moto_server.werkzeug_app:MotoRequestHandler",
