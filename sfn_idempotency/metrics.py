@@ -12,6 +12,7 @@ of the log record, and the record has neither.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from dataclasses import dataclass
 NAMESPACE_ROOT = "SfnIdempotency"
 _NAMESPACE_UNSAFE = re.compile(r"[^A-Za-z0-9._\-/#:]")  # CloudWatch's namespace characters
 MAX_NAMESPACE_LENGTH = 255
+MAX_FILTER_NAME_LENGTH = 512  # CloudWatch Logs: PutMetricFilter's filterName
+_NAME_DIGEST_LENGTH = 16
 
 
 @dataclass(frozen=True)
@@ -92,11 +95,22 @@ def filter_pattern(outcome: Outcome, state_prefix: str = "") -> str:
     return f'{{ ($.type = "{outcome.event_type}") && ({names}) }}'
 
 
+def filter_name(workflow: str, key_prefix: str, metric_name: str) -> str:
+    """``<workflow>-<key prefix>-<metric>``, as CloudWatch Logs takes a filter's name (no ``:`` or
+    ``*``, 512 characters at most): a longer one keeps its start and its metric, with a digest of
+    the whole between them, so that two long key prefixes still name two filters."""
+    name = re.sub(r"[:*]", "_", f"{workflow}-{key_prefix}-{metric_name}")
+    if len(name) <= MAX_FILTER_NAME_LENGTH:
+        return name
+    suffix = f"-{hashlib.sha256(name.encode()).hexdigest()[:_NAME_DIGEST_LENGTH]}-{metric_name}"
+    return name[: MAX_FILTER_NAME_LENGTH - len(suffix)] + suffix
+
+
 def metric_filters(workflow: IdempotentSteps) -> list[MetricFilterSpec]:
     return [
         MetricFilterSpec(
             key_prefix=key_prefix,
-            filter_name=re.sub(r"[:*]", "_", f"{workflow.workflow}-{key_prefix}-{outcome.metric_name}"),
+            filter_name=filter_name(workflow.workflow, key_prefix, outcome.metric_name),
             pattern=filter_pattern(outcome, state_prefix),
             namespace=namespace(workflow.workflow, key_prefix),
             metric_name=outcome.metric_name,

@@ -23,6 +23,7 @@ MAX_EXPIRES_AFTER_SECONDS = 365 * SECONDS_PER_DAY
 # A Standard workflow runs for at most a year; Lambda itself stops at 900 s.
 MAX_TIMEOUT_SECONDS = 365 * SECONDS_PER_DAY
 DISABLED_VARIABLE = "POWERTOOLS_IDEMPOTENCY_DISABLED"  # Powertools' own switch, honoured as it is
+MAX_PARTITION_KEY_BYTES = 2048  # DynamoDB's limit on a partition key's value: the record's id
 _SHAKE_PREFIX = "shake_"  # variable-length digests: hexdigest() needs a length, Powertools cannot use them
 
 KNOWN_JMESPATH_FUNCTIONS = frozenset(PowertoolsFunctions.FUNCTION_TABLE)
@@ -141,6 +142,13 @@ class IdempotencySettings(BaseModel):
                 f"({self.lease} s: IDEMPOTENCY_LEASE_SECONDS, computed from the definition as every attempt "
                 "of the business step at its timeout plus every retry's backoff, or else "
                 "IDEMPOTENCY_TIMEOUT_SECONDS): a record must outlive its lease"
+            )
+        id_bytes = len(self.key_prefix.encode()) + len("#") + 2 * hashlib.new(self.hash_function).digest_size
+        if id_bytes > MAX_PARTITION_KEY_BYTES:
+            raise ValueError(
+                f"IDEMPOTENCY_KEY_PREFIX is too long: each record's id ('<prefix>#<{self.hash_function} "
+                f"hex digest>') would be {id_bytes} bytes, and DynamoDB's partition key holds "
+                f"{MAX_PARTITION_KEY_BYTES} at most"
             )
         return self
 

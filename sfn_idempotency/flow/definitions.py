@@ -83,7 +83,8 @@ def with_business_step(
             state["InputPath"] = input_path
     selector = task.get("ResultSelector")
     execute = document["States"]["Execute"]
-    # Execute records `$.result.value`; the flow without a record outputs the result itself.
+    # Execute records `$.event.value` (the result in the event's place); the flow without a record
+    # outputs the result itself.
     execute["ResultSelector"] = {"value": selector} if selector else {"value.$": "$"}
     if selector:
         document["States"]["ExecuteWithoutRecord"]["ResultSelector"] = selector

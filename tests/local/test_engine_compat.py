@@ -648,6 +648,26 @@ def test_catch_all_catches_data_limit_exceeded_as_recorded_on_aws(local_cloud: L
     assert "exceeding the maximum number of bytes service limit" in result.output["error"]["Cause"]
 
 
+@pytest.mark.parametrize(
+    ("characters", "status"), [(120_000, "SUCCEEDED"), (140_000, "FAILED")], ids=["240KB", "280KB"]
+)
+def test_a_result_is_held_to_the_quota_in_utf8_bytes(
+    local_cloud: LocalCloud, tmp_path: Path, characters: int, status: str
+):
+    # Given a Lambda result of é alone, two bytes each in UTF-8 (six in ASCII-escaped JSON), in an
+    # object whose separators Python's default text would pad: 240 KB fits 256 KiB, 280 KB does not
+    function = local_cloud.add_function("accents", lambda event, context: {"text": "é" * characters})
+    machine = deploy(local_cloud, tmp_path, {"Call": invoke_state({"End": True})}, "Call", Fn=function.arn)
+    # When it runs
+    result = local_cloud.run(machine, {})
+    # Then the quota counts the UTF-8 bytes of its JSON text, as Step Functions states it (fix 145)
+    assert result.status == status, result.cause
+    if status == "FAILED":
+        assert result.error == "States.DataLimitExceeded"
+    else:
+        assert result.output["text"] == "é" * characters
+
+
 def test_catch_all_does_not_catch_a_runtime_error(local_cloud: LocalCloud, tmp_path: Path):
     # The same sentence of the docs, for States.Runtime: a path that is not in the input.
     function = local_cloud.add_function("small", lambda event, context: {"ok": True})

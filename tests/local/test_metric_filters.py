@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from sfn_idempotency.lambdas.compute_key.settings import load_settings
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.cloud import EngineError
+from sfn_idempotency.metrics import MAX_FILTER_NAME_LENGTH, OUTCOMES
 
 GROUP = "/my/app"
 STREAM = "s"
@@ -101,3 +103,25 @@ def test_a_service_without_metrics_logs_nothing_and_says_it_counts_nothing(local
     assert machine.get("loggingConfiguration", {}).get("level", "OFF") == "OFF"
     with pytest.raises(EngineError, match="made with metrics=False"):
         service.outcome_counts()
+
+
+def test_a_key_prefix_longer_than_a_filter_name_deploys_and_counts_its_outcomes(local_cloud: LocalCloud):
+    # Given two 600-character key prefixes that differ only in their last character (CloudWatch
+    # Logs takes a filter name of 512 characters at most; the record id still fits DynamoDB's key)
+    prefixes = ["k" * 599 + "a", "k" * 599 + "b"]
+    services = [
+        IdempotentService(local_cloud, load_settings({"IDEMPOTENCY_KEY_PREFIX": prefix}), name=f"long-{i}")
+        for i, prefix in enumerate(prefixes)
+    ]
+    # When each runs an order twice
+    for service in services:
+        for _ in range(2):
+            assert service.run({"orderId": "o-long", "amount": 1}).status == "SUCCEEDED"
+
+    # Then every metric filter was made, each name within the limit and its own, and each counts
+    names = [f["filterName"] for f in local_cloud.client("logs").describe_metric_filters()["metricFilters"]]
+    assert len(names) == len(set(names)) >= 2 * len(OUTCOMES)
+    assert max(map(len, names)) <= MAX_FILTER_NAME_LENGTH
+    for service in services:
+        counts = service.outcome_counts()
+        assert (counts["FirstRuns"], counts["Replays"]) == (1, 1)

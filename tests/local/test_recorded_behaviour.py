@@ -33,6 +33,9 @@ def raw(event, context):
 def slow(event, context):
     time.sleep(5)
     return "late"
+
+def exits(event, context):
+    raise SystemExit(4)
 """
 
 
@@ -63,7 +66,7 @@ def lambda_api_functions(local_cloud: LocalCloud) -> Any:
         package.writestr("app.py", FUNCTIONS)
     client = local_cloud.client("lambda")
     local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
-    for handler, timeout in (("echo", 3), ("fail", 3), ("raw", 3), ("slow", 1)):
+    for handler, timeout in (("echo", 3), ("fail", 3), ("raw", 3), ("slow", 1), ("exits", 3)):
         client.create_function(
             FunctionName=handler,
             Runtime="python3.12",
@@ -108,7 +111,7 @@ def test_a_lambda_api_function_answers_as_the_python_runtime_does(lambda_api_fun
     # When each function is invoked directly
     answers = {
         name: lambda_api_functions.invoke(FunctionName=name, Payload=b"{}")
-        for name in ("fail", "raw", "slow")
+        for name in ("fail", "raw", "slow", "exits")
     }
     payloads = {name: answer["Payload"].read() for name, answer in answers.items()}
 
@@ -124,6 +127,11 @@ def test_a_lambda_api_function_answers_as_the_python_runtime_does(lambda_api_fun
     timed_out = json.loads(payloads["slow"])
     assert timed_out["errorType"] == "Sandbox.Timedout"
     assert "Task timed out after 1.00 seconds" in timed_out["errorMessage"]
+    # And a function that ends its runtime's process answers Runtime.ExitError at once, with its status
+    assert answers["exits"]["FunctionError"] == "Unhandled"
+    exited = json.loads(payloads["exits"])
+    assert exited["errorType"] == "Runtime.ExitError"
+    assert exited["errorMessage"].endswith("Error: Runtime exited with error: exit status 4")
 
 
 def zipped_function(cloud: LocalCloud, name: str, source: str, handler: str) -> Any:

@@ -403,6 +403,26 @@ def test_falsy_and_large_results_are_recorded_and_replayed(make_service: Service
 
 @pytest.mark.parametrize("inline", [False, True], ids=["standalone", "inline"])
 @pytest.mark.parametrize("query_language", FLAVOURS)
+def test_an_event_and_a_result_that_fit_alone_but_not_together_complete_once(make_service: ServiceFactory):
+    # Given a 135 KB event and a business step answering 135 KB: together past the 256 KiB state limit
+    service = make_service(lambda e, c: {"receipt": "r" * 135_000}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+    event = {**FIRST, "pad": "e" * 135_000}
+
+    # When it runs
+    first = service.run(event)
+
+    # Then it completes with the result and records it (the flow carries the event or the result
+    # across the business step, never both)
+    assert first.status == "SUCCEEDED", first.cause
+    assert first.output == {"receipt": "r" * 135_000}
+    assert service.record_for(event)["status"]["S"] == "COMPLETED"
+    # And a duplicate never runs the business step again
+    service.run(event)
+    assert service.business_runs == 1
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["standalone", "inline"])
+@pytest.mark.parametrize("query_language", FLAVOURS)
 def test_a_result_too_large_to_return_releases_the_claim_and_fails_named(make_service: ServiceFactory):
     # Given a business step whose result alone exceeds the 256 KB state limit
     service = make_service(lambda e, c: {"big": "z" * 300_000}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
@@ -421,6 +441,31 @@ def test_a_result_too_large_to_return_releases_the_claim_and_fails_named(make_se
     assert service.run(FIRST).error == "BusinessStepFailedError"
     assert service.business_runs == 2
     assert service.record_for(FIRST) is None
+
+
+@pytest.mark.parametrize("code", [None, 3, "stopping"], ids=["no-reason", "status-3", "message"])
+def test_a_business_step_that_exits_its_runtime_fails_at_once_as_lambda_answers(
+    make_service: ServiceFactory, code: int | str | None
+):
+    # Given a business step that ends its runtime's process (sys.exit) instead of returning
+    def exits(event: Any, context: Any) -> Any:
+        raise SystemExit(code)
+
+    service = make_service(exits)
+
+    # When it runs
+    failed = service.run(FIRST)
+
+    # Then the execution fails at once with Lambda's Runtime.ExitError, the exit status in its cause
+    # (a message exits 1, as Python prints it), and the claim is released for a retry
+    assert failed.status == "FAILED"
+    assert failed.error == "Runtime.ExitError"
+    reason = "exit status 3" if code == 3 else "exit status 1" if code else "without providing a reason"
+    assert reason in json.loads(failed.cause)["errorMessage"]
+    assert any(state.endswith("Release") for state in failed.states)
+    assert service.record_for(FIRST) is None
+    assert service.run(FIRST).error == "Runtime.ExitError"
+    assert service.business_runs == 2
 
 
 def test_the_release_workflow_leaves_a_newer_claim_in_progress(make_service: ServiceFactory):

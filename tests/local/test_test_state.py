@@ -103,7 +103,13 @@ def test_a_completed_record_is_replayed(local_cloud: LocalCloud, language: str):
 
 @pytest.mark.parametrize("language", FLAVOURS)
 def test_a_refused_complete_is_a_lost_lease(local_cloud: LocalCloud, language: str):
-    state_input, variables = flow_input(language, result={"value": {"placed": True}})
+    # Complete's input: the JSONPath flow carries the result in the event's place, JSONata in a variable
+    result = {"value": {"placed": True}}
+    if language == "JSONPath":
+        state_input, variables = flow_input(language)
+        state_input = json.dumps({**json.loads(state_input), "event": result})
+    else:
+        state_input, variables = flow_input(language, result=result)
     answer = local_cloud.test_state(
         definition=flow(language),
         stateName="Complete",

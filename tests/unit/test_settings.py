@@ -42,6 +42,13 @@ def test_round_trips_through_the_environment():
     assert settings.raise_on_no_key is True
 
 
+def test_the_longest_key_prefix_a_record_id_can_hold_loads():
+    # Given a prefix whose record ids are exactly DynamoDB's 2048-byte partition key (md5: 32 hex digits)
+    settings = load_settings({"IDEMPOTENCY_KEY_PREFIX": "p" * 2015})
+    # Then it loads as it is
+    assert len(settings.key_prefix) == 2015
+
+
 @pytest.mark.parametrize(
     ("environment", "message"),
     [
@@ -81,6 +88,15 @@ def test_round_trips_through_the_environment():
         (
             {**VALID, "POWERTOOLS_IDEMPOTENCY_DISABLED": "perhaps"},
             "POWERTOOLS_IDEMPOTENCY_DISABLED: Input should be a valid boolean",
+        ),
+        (
+            {**VALID, "IDEMPOTENCY_KEY_PREFIX": "p" * 2016},
+            "each record's id ('<prefix>#<md5 hex digest>') would be 2049 bytes, and DynamoDB's "
+            "partition key holds 2048 at most",
+        ),
+        (
+            {**VALID, "IDEMPOTENCY_KEY_PREFIX": "é" * 1000, "IDEMPOTENCY_HASH_FUNCTION": "sha256"},
+            "would be 2065 bytes",
         ),
         (
             {**VALID, "IDEMPOTENCY_EXPIRES_AFTER_SECONDS": "30", "IDEMPOTENCY_TIMEOUT_SECONDS": "60"},

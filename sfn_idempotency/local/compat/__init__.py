@@ -16,6 +16,8 @@ interpreter (moto's ASL interpreter)
      every check of it (heap keys drawn at parse time, so concurrent executions cannot race on them).
   10. [L9] ``States.ALL`` does not catch ``States.Runtime``, as documented. (Narrowed: it used to
       spare ``States.DataLimitExceeded`` too, which AWS recordings show ``States.ALL`` catching.)
+  145. [L9] A state's data is held to 256 KiB counted in the UTF-8 bytes of its compact JSON text
+       (moto counted Python's padded, ASCII-escaped text: six bytes for an é).
   11. [speed] Each distinct JSONPath is parsed once (jsonpath-ng builds a parser per parse).
   16. [L16] Each parse has its own QueryLanguage scopes (moto shared one stack across parses), and
       a JSONPath state inside a JSONata Map of a JSONPath machine is accepted (recorded).

@@ -36,6 +36,10 @@ _JSON_PATH_MODULES = (
     "moto.stepfunctions.parser.asl.component.common.path.result_path",
 )
 _PARSED_PATHS_KEPT = 4096
+_SIZE_QUOTA_MODULES = tuple(
+    f"{_COMPONENT_PACKAGE}.state.{module}"
+    for module in ("state", "exec.state_task.state_task_lambda", "exec.state_task.service.state_task_service")
+)
 _ERROR_EQUALS_MODULE = "moto.stepfunctions.parser.asl.component.common.error_name.error_equals_decl"
 _UNCATCHABLE_ERRORS = frozenset({"States.Runtime"})
 _CUSTOM_ERROR_NAME = (
@@ -224,6 +228,21 @@ def _draw_heap_keys(program: Any) -> Any:
         elif hasattr(node, "__dict__") and type(node).__module__.startswith("moto.stepfunctions"):
             pending.extend(vars(node).values())
     return program
+
+
+def _size_counted_in_utf8(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    """Fix 145: a state's data is held to 256 KiB "of data as a UTF-8 encoded string" (the quota's
+    own words), the JSON text as Step Functions writes it: compact, other scripts as they are. moto
+    measured Python's default text, spaces after separators and each non-ASCII character escaped
+    (six bytes for an é, where UTF-8 takes two), and refused a result AWS carries."""
+    from moto.stepfunctions.parser.asl.utils.encoding import _DateTimeEncoder
+
+    def is_within_size_quota(value: Any) -> bool:
+        if not isinstance(value, str):
+            value = json.dumps(value, cls=_DateTimeEncoder, separators=(",", ":"), ensure_ascii=False)
+        return original(value)
+
+    return is_within_size_quota
 
 
 def _parse_path_once(original: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -510,6 +529,9 @@ PATCHES: tuple[Patch, ...] = (
         _validated_by_the_same_parse,
     ),
     Patch(10, f"{_ERROR_EQUALS_MODULE}:ErrorEqualsDecl", "_eval_body", _wildcard_spares_runtime_errors),
+    # Each module that checks the quota imported the function by name: each name is patched.
+    *(Patch(145, module, "is_within_size_quota", _size_counted_in_utf8) for module in _SIZE_QUOTA_MODULES),
+    Patch(145, "moto.stepfunctions.parser.asl.utils.encoding", "_DateTimeEncoder", keep),
     Patch(87, _CUSTOM_ERROR_NAME, "__init__", _any_reported_error_name),
     Patch(135, _CHOICE_STATE, "_eval_state", _no_match_fails_as_the_language_names_it),
     Patch(141, f"{_INTRINSIC_PARSE}.intrinsic_parser:IntrinsicParser", "parse", _bracket_chains_lexed),

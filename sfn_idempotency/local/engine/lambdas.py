@@ -191,6 +191,12 @@ class LambdaRuntime:
             return Reply.lambda_payload(
                 error_payload(error, context), function_error="Unhandled", request_id=context.aws_request_id
             )
+        except SystemExit as error:  # the runtime's process ends: Lambda answers at once
+            return Reply.lambda_payload(
+                exit_payload(error, context.aws_request_id),
+                function_error="Unhandled",
+                request_id=context.aws_request_id,
+            )
         try:
             json.dumps(result)
         except (TypeError, ValueError) as error:
@@ -224,6 +230,19 @@ def _decode(payload: Any) -> Any:
     if isinstance(payload, bytes | bytearray):
         payload = payload.decode()
     return json.loads(payload) if isinstance(payload, str) else payload
+
+
+def exit_payload(error: SystemExit, request_id: str) -> dict[str, str]:
+    """Lambda's answer when a function ends its runtime's process (``sys.exit``, ``exit()``): the
+    exit status as a process reports it (a message, as Python prints it, exits 1)."""
+    code = error.code
+    status = 0 if code is None else code & 0xFF if isinstance(code, int) else 1
+    reason = (
+        f"Runtime exited with error: exit status {status}"
+        if status
+        else "Runtime exited without providing a reason"
+    )
+    return {"errorType": "Runtime.ExitError", "errorMessage": f"RequestId: {request_id} Error: {reason}"}
 
 
 def error_payload(error: Exception, context: LocalLambdaContext) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from sfn_idempotency.local.engine.lambdas import (
     LocalLambdaContext,
     cold_start,
     error_payload,
+    exit_payload,
 )
 from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
@@ -123,6 +124,8 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
                 result["value"] = handler(event, context)
             except Exception as error:
                 result["error"] = error
+            except SystemExit as error:  # the runtime's process ends (a thread would end silently)
+                result["exit"] = error
 
     worker = threading.Thread(target=call, name=f"lambda-{function.function_name}", daemon=True)
     started = time.monotonic()
@@ -204,6 +207,10 @@ def _runtime_fault(
 
 
 def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path) -> Outcome:
+    if "exit" in result:
+        return Outcome(
+            json.dumps(exit_payload(result["exit"], context.aws_request_id)).encode(), errored=True
+        )
     if "error" in result:
         return Outcome(json.dumps(_function_error(result["error"], context, folder)).encode(), errored=True)
     value = result.get("value")
