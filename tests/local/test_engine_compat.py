@@ -668,6 +668,17 @@ def test_a_result_is_held_to_the_quota_in_utf8_bytes(
         assert result.output["text"] == "é" * characters
 
 
+def test_a_character_written_as_its_two_utf16_escapes_is_counted_not_refused(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a Pass whose string literal writes 🆗 as its UTF-16 halves, as JSON allows
+    states = {"Emoji": {"Type": "Pass", "Parameters": {"emoji": "\ud83c\udd97"}, "End": True}}
+    machine = deploy(local_cloud, tmp_path, states, "Emoji")
+    # When it runs, Then its output is held to the quota like any other (fix 145), and carried
+    result = local_cloud.run(machine, {})
+    assert result.status == "SUCCEEDED", result.cause
+
+
 def test_catch_all_does_not_catch_a_runtime_error(local_cloud: LocalCloud, tmp_path: Path):
     # The same sentence of the docs, for States.Runtime: a path that is not in the input.
     function = local_cloud.add_function("small", lambda event, context: {"ok": True})

@@ -230,17 +230,20 @@ def _draw_heap_keys(program: Any) -> Any:
     return program
 
 
-def _size_counted_in_utf8(original: Callable[[Any], bool]) -> Callable[[Any], bool]:
+def _size_counted_in_utf8(_original: Callable[[Any], bool]) -> Callable[[Any], bool]:
     """Fix 145: a state's data is held to 256 KiB "of data as a UTF-8 encoded string" (the quota's
     own words), the JSON text as Step Functions writes it: compact, other scripts as they are. moto
     measured Python's default text, spaces after separators and each non-ASCII character escaped
-    (six bytes for an é, where UTF-8 takes two), and refused a result AWS carries."""
+    (six bytes for an é, where UTF-8 takes two), and refused a result AWS carries. A string literal
+    of the definition may hold a character as its two UTF-16 halves (moto's parser keeps them
+    apart): each half is counted as UTF-8 would write it, never refused as text UTF-8 cannot hold."""
     from moto.stepfunctions.parser.asl.utils.encoding import _DateTimeEncoder
+    from moto.stepfunctions.parser.quotas import MAX_STATE_SIZE_UTF8_BYTES
 
     def is_within_size_quota(value: Any) -> bool:
         if not isinstance(value, str):
             value = json.dumps(value, cls=_DateTimeEncoder, separators=(",", ":"), ensure_ascii=False)
-        return original(value)
+        return len(value.encode("utf-8", "surrogatepass")) < MAX_STATE_SIZE_UTF8_BYTES
 
     return is_within_size_quota
 
@@ -532,6 +535,7 @@ PATCHES: tuple[Patch, ...] = (
     # Each module that checks the quota imported the function by name: each name is patched.
     *(Patch(145, module, "is_within_size_quota", _size_counted_in_utf8) for module in _SIZE_QUOTA_MODULES),
     Patch(145, "moto.stepfunctions.parser.asl.utils.encoding", "_DateTimeEncoder", keep),
+    Patch(145, "moto.stepfunctions.parser.quotas", "MAX_STATE_SIZE_UTF8_BYTES", keep),
     Patch(87, _CUSTOM_ERROR_NAME, "__init__", _any_reported_error_name),
     Patch(135, _CHOICE_STATE, "_eval_state", _no_match_fails_as_the_language_names_it),
     Patch(141, f"{_INTRINSIC_PARSE}.intrinsic_parser:IntrinsicParser", "parse", _bracket_chains_lexed),
