@@ -762,4 +762,9 @@ PATCHES: tuple[Patch, ...] = (
     Patch(19, "moto.stepfunctions.models:StepFunctionBackend", "list_state_machines", _listed_by_name),
     Patch(20, "moto.core.responses:BaseResponse", "call_action", _unknown_operations_in_json),
     Patch(21, _RESPONSE_CLASS, "call_action", _validated_requests),
+    # What its refusal is answered with, as moto answers an action's error (from moto 5.2.6).
+    Patch(21, _RESPONSE_CLASS, "serialized", keep),
+    Patch(21, _RESPONSE_CLASS, "_transform_response", keep),
+    Patch(21, _RESPONSE_CLASS, "_enrich_response", keep),
+    Patch(21, _RESPONSES_MODULE, "ActionResult", keep),
 )

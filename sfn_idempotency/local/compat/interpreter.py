@@ -243,7 +243,7 @@ def _size_counted_in_utf8(_original: Callable[[Any], bool]) -> Callable[[Any], b
     def is_within_size_quota(value: Any) -> bool:
         if not isinstance(value, str):
             value = json.dumps(value, cls=_DateTimeEncoder, separators=(",", ":"), ensure_ascii=False)
-        return len(value.encode("utf-8", "surrogatepass")) < MAX_STATE_SIZE_UTF8_BYTES
+        return bool(len(value.encode("utf-8", "surrogatepass")) < MAX_STATE_SIZE_UTF8_BYTES)
 
     return is_within_size_quota
 
