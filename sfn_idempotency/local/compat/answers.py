@@ -580,13 +580,13 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         ]
         if problems:
             count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
-            return refusal(self, ValidationException(f"{count}: {'; '.join(problems)}"))
+            return _refusal(self, ValidationException(f"{count}: {'; '.join(problems)}"))
         return original(self)
 
     return call_action
 
 
-def refusal(response: Any, error: Exception) -> Any:
+def _refusal(response: Any, error: Exception) -> Any:
     """``call_action``'s answer to ``error``, refused before moto's action runs, as moto answers an
     error its action raises. moto 5.2.5's errors were HTTP exceptions, which its server and its
     in-process stub answer wherever they are raised; from 5.2.6 they are ``ServiceException``s, which
