@@ -155,15 +155,15 @@ def run_suite(python: Path, tests: list[str] | None = None) -> list[str]:
     return failed
 
 
-def blame(outcome: Outcome, locked: dict[str, str], folder: Path) -> None:
+def blame(outcome: Outcome, folder: Path) -> None:
     """Each moved dependency alone on the lock: the failed tests it breaks again."""
     runnable = [test for test in outcome.failed if not test.startswith("(")]
-    for dependency, (_, release) in sorted(outcome.moved.items()):
+    for dependency, (old, release) in sorted(outcome.moved.items()):
         python = make_venv(folder / f"blame-{dependency}")
         install(python, "--no-deps", "-r", str(LOCK))
         install(python, "--no-deps", f"{dependency}=={release}")
         install_project(python)
-        print(f"  with only {dependency} {locked[dependency]} -> {release}: ", end="", flush=True)
+        print(f"  with only {dependency} {old} -> {release}: ", end="", flush=True)
         broken = run_suite(python, runnable or None)
         if broken:
             outcome.culprits[dependency] = broken
@@ -184,7 +184,7 @@ def check(canary: Canary, locked: dict[str, str]) -> Outcome:
     print(f"{canary.name}: {len(moved)} dependencies differ from the lock; the suite: ", end="", flush=True)
     outcome = Outcome(canary, moved, run_suite(python))
     if outcome.failed and moved:
-        blame(outcome, locked, folder)
+        blame(outcome, folder)
     return outcome
 
 

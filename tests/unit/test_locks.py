@@ -13,6 +13,7 @@ import tomllib
 import pytest
 from packaging.requirements import Requirement
 
+from scripts.canary import normalized
 from sfn_idempotency.extras import TESTED_MOTO
 from tests import REPOSITORY_ROOT
 
@@ -20,10 +21,6 @@ REQUIREMENTS = REPOSITORY_ROOT / "requirements"
 # Each lock and the pyproject extras it was compiled for.
 LOCKS = {"dev.lock": ("dev", "cdk", "local"), "demo.lock": ("local",)}
 ENTRY = re.compile(r"^([A-Za-z0-9._-]+)==(\S+)((?:\s*\\\n\s+--hash=sha256:[0-9a-f]{64})+)", re.MULTILINE)
-
-
-def normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def locked(lock: str) -> dict[str, str]:

@@ -321,9 +321,8 @@ class AssemblyDeployer:
         except cloudformation.exceptions.ClientError as error:
             if NO_UPDATES not in str(error):
                 raise DeploymentError(f"{name}: the {action} failed: {error}") from error
-        except (
-            ResponseParserError
-        ) as error:  # moto 5.2.5 answered an update with the failing service's own body
+        # moto 5.2.5 answered a failed update with the failing service's own body (5.2.6: a ClientError)
+        except ResponseParserError as error:
             raise DeploymentError(
                 f"{name}: the {action} failed in a resource's own service: {error}"
             ) from error
