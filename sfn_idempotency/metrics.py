@@ -60,6 +60,12 @@ OUTCOMES = (
         ("PersistenceFailed", "LeaseLost"),
         "DynamoDB failed, or a result came after its lease (IdempotencyPersistenceError)",
     ),
+    Outcome(
+        "ResultsTooLarge",
+        "FailStateEntered",
+        ("ResultTooLarge", "RecordedResultTooLarge", "RecordTooLargeToRead"),
+        "a result too large to record or replay (IdempotencyResultTooLargeError)",
+    ),
 )
 OUTCOME_NAMES = tuple(outcome.metric_name for outcome in OUTCOMES)
 

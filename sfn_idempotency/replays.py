@@ -46,6 +46,9 @@ JSONPATH, JSONATA = "JSONPath", "JSONata"
 RESULT_FIELD = "result"
 MARKER_FIELDS = ("replayed", "idempotencyKey", "completedAt", "expiresAt", "firstExecution")
 RECORD_FIELDS = MARKER_FIELDS[1:]
+# Read keeps the record it read in this workflow variable (both flavours): never beside the event
+# in the state's data, where the two together could pass the 256 KiB a state may carry.
+RECORD_ITEM = "$sfnIdempotencyRecord.Item"
 COMPLETE, REPLAY = "Complete", "Replay"
 REPLAY_UNTRACKED = "ReplayUntrackedRecord"  # a COMPLETED record without owner or completed_at
 REPLAY_HOOK = "ReplayHook"
@@ -234,9 +237,9 @@ def _jsonpath_replay(states: dict[str, Any], options: ReplayOptions) -> None:
     _route_untracked_records(states)
     replay = states[REPLAY]
     untracked = copy.deepcopy(replay)
-    stored = {"output.$": "States.StringToJson($.record.Item.data.S)"}
+    stored = {"output.$": f"States.StringToJson({RECORD_ITEM}.data.S)"}
     for state, tracked in ((replay, True), (untracked, False)):
-        metadata = _record_metadata("$.record.Item", tracked=tracked)
+        metadata = _record_metadata(RECORD_ITEM, tracked=tracked)
         state.pop("OutputPath", None)
         if options.hook is None:  # options.marker is set: the envelope, at once
             state["Parameters"] = {
@@ -295,8 +298,8 @@ def _route_untracked_records(states: dict[str, Any]) -> None:
             condition = {key: value for key, value in rule.items() if key != "Next"}
             missing = {
                 "Or": [
-                    {"Variable": "$.record.Item.owner.S", "IsPresent": False},
-                    {"Variable": "$.record.Item.completed_at.S", "IsPresent": False},
+                    {"Variable": f"{RECORD_ITEM}.owner.S", "IsPresent": False},
+                    {"Variable": f"{RECORD_ITEM}.completed_at.S", "IsPresent": False},
                 ]
             }
             routed.append({"And": [condition, missing], "Next": REPLAY_UNTRACKED})
@@ -305,7 +308,7 @@ def _route_untracked_records(states: dict[str, Any]) -> None:
 
 
 def _jsonata_replay(states: dict[str, Any], options: ReplayOptions) -> None:
-    record = "$sfnIdempotencyRecord.Item"
+    record = RECORD_ITEM
     metadata = (
         f"{{'idempotencyKey': {record}.id.S, "
         f"'completedAt': $exists({record}.completed_at.S) ? {record}.completed_at.S : null, "

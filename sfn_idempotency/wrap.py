@@ -32,6 +32,8 @@ from typing import Any
 from sfn_idempotency.flow.definitions import (
     BUSINESS_STATES,
     EXECUTE_STATE,
+    RECORD_VARIABLE,
+    RESULT_VARIABLE,
     DefinitionError,
     with_business_step,
     with_lease,
@@ -85,6 +87,8 @@ IDEMPOTENCY_ERRORS = frozenset(
         "IdempotencyKeyError",
         "IdempotencyPersistenceError",
         "IdempotencyInconsistentStateError",
+        "IdempotencyResultTooLargeError",
+        "IdempotencyEventTooLargeError",
     }
 )
 # States.* errors of the business step leave the flow under names of ours (an error a state
@@ -113,6 +117,8 @@ JSONATA_FLOW_VARIABLES = (
     "sfnIdempotencyWaits",
     CLAIM_RUN_VARIABLE,
 )
+# The JSONPath flow's own workflow variables (the step's result variable besides).
+JSONPATH_FLOW_VARIABLES = (CLAIM_RUN_VARIABLE, RESULT_VARIABLE, RECORD_VARIABLE)
 # The key Lambda logs each key with the execution that asked for it: an outcome's key is findable.
 EXECUTION_SELECTOR = {"execution.$": "$$.Execution.Id"}
 INNER_MARKER = "marker"  # the marker's field in the flow's envelope, inside the step's branch
@@ -575,7 +581,7 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
     variables = (
         JSONATA_FLOW_VARIABLES
         if step.query_language == JSONATA
-        else (step.result_variable, CLAIM_RUN_VARIABLE)
+        else (step.result_variable, *JSONPATH_FLOW_VARIABLES)
     )
     for variable in variables:
         if re.search(r'(\$|")' + re.escape(variable) + r"\b", text):

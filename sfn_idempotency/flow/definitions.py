@@ -20,6 +20,10 @@ NESTED_WORKFLOW_PLACEHOLDER = "IdempotencyStateMachineArn"
 # The two states of the idempotency flow that run the business step.
 BUSINESS_STATES = ("Execute", "ExecuteWithoutRecord")
 BUSINESS_TASK_FIELDS = frozenset({"Resource", "Parameters", "ResultSelector", "Retry"})
+# The JSONPath flow's workflow variables: the business step's result (``{"value": result}``), kept
+# out of the state's data, and the record Read brought back.
+RESULT_VARIABLE = "sfnIdempotencyResult"
+RECORD_VARIABLE = "sfnIdempotencyRecord"
 
 
 class DefinitionError(ValueError):
@@ -83,14 +87,15 @@ def with_business_step(
             state["InputPath"] = input_path
     selector = task.get("ResultSelector")
     execute = document["States"]["Execute"]
-    # Execute records `$.event.value` (the result in the event's place); the flow without a record
-    # outputs the result itself.
-    execute["ResultSelector"] = {"value": selector} if selector else {"value.$": "$"}
+    # Execute keeps `{"value": result}` in a workflow variable (Assign reads the raw result, so the
+    # task's ResultSelector is applied there); the flow without a record outputs the result itself.
+    result = {"value": selector} if selector else {"value.$": "$"}
     if selector:
         document["States"]["ExecuteWithoutRecord"]["ResultSelector"] = selector
     # The redrive fence, as the flow's own Execute has it (a function Resource becomes lambda:invoke).
     if is_function(str(task["Resource"])):
-        execute["ResultSelector"] = payload_selector(selector)
+        result = payload_selector(selector)
+    execute["Assign"] = {**execute.get("Assign", {}), RESULT_VARIABLE: result}
     fence_jsonpath(execute, flow_execute)
     return json.dumps(document, indent=2)
 

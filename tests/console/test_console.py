@@ -52,6 +52,7 @@ def test_the_workflow_s_outcomes_are_counted_per_key_prefix(page: Page, served: 
         "ReleasedFailures": "2",
         "LeaseTakeovers": "0",
         "PersistenceErrors": "0",
+        "ResultsTooLarge": "0",
     }
     assert cells == {name: str(count) for name, count in served.service.outcome_counts().items()}
     assert page.error_banner() == ""

@@ -278,7 +278,9 @@ def test_a_non_lambda_business_step_is_wrapped_with_its_own_rights(synthesized: 
     for state in ("Execute", "ExecuteWithoutRecord"):
         assert definition["States"][state]["Resource"] == "arn:aws:states:::sqs:sendMessage"
         assert definition["States"][state]["TimeoutSecondsPath"] == "$.idempotency.timeoutSeconds"
-    assert definition["States"]["Execute"]["ResultSelector"] == {"value": SQS_SEND_STEP["ResultSelector"]}
+    assert definition["States"]["Execute"]["Assign"]["sfnIdempotencyResult"] == {
+        "value": SQS_SEND_STEP["ResultSelector"]
+    }
     assert set(properties["DefinitionSubstitutions"]) == {
         "ComputeKeyFunctionArn",
         "TableName",

@@ -1066,6 +1066,42 @@ def test_a_variable_read_with_brackets_in_a_jsonpath_state_reads_the_member(
     assert result.states == ["Keep", "Read", "Route", "Done"]
 
 
+def test_a_variables_missing_member_is_absent_in_a_jsonpath_state(local_cloud: LocalCloud, tmp_path: Path):
+    # A JSONPath state reads a variable's member with JSONPath: one that is not there is absent, as a
+    # missing path is (moto read it as JSONata, answered null, and IsPresent said present: fix 146)
+    states = {
+        "Keep": {"Type": "Pass", "Assign": {"v": {"a": None}}, "Next": "Route"},
+        "Route": {
+            "Type": "Choice",
+            "Choices": [
+                {
+                    "And": [
+                        {"Variable": "$v.missing", "IsPresent": False},
+                        {"Variable": "$v.a", "IsPresent": True},
+                        {"Variable": "$v.a", "IsNull": True},
+                    ],
+                    "Next": "Read",
+                }
+            ],
+            "Default": "Wrong",
+        },
+        "Read": {"Type": "Pass", "Parameters": {"value.$": "$v.missing.deeper"}, "End": True},
+        "Wrong": {"Type": "Fail", "Error": "Wrong"},
+    }
+
+    # Given a variable without the member a rule asks about, When the machine runs
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Keep"), {})
+
+    # Then the rule sees it absent (and null as present), and a field reading it fails the state
+    # as a missing path does, naming the path
+    assert result.states == ["Keep", "Route", "Read"]
+    assert result.error == "States.Runtime"
+    assert (
+        "The JSONPath '$v.missing.deeper' specified for the field 'value.$' could not be found"
+        in result.cause
+    )
+
+
 def test_variables_assigned_in_one_state_are_read_by_later_ones(local_cloud: LocalCloud):
     # AWS: a JSONPath state reads a variable in any path field but ResultPath; Pass's `$` in Assign
     # is its result; an Assign's expressions see the values at state entry

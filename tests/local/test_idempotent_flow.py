@@ -271,7 +271,14 @@ def test_no_key_runs_the_business_step_without_a_record(idempotent_service: Idem
 
     # Then each run calls the business step (no idempotency without a key) and leaves no record
     assert [r.error for r in results] == ["InvalidOrderError", "InvalidOrderError"]
-    assert idempotent_service.flow_states(results[0]) == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
+    # (the business step's own error leaves as it is: only a States.* name is renamed)
+    assert idempotent_service.flow_states(results[0]) == [
+        "ComputeKey",
+        "RouteByKey",
+        "ExecuteWithoutRecord",
+        "RouteUnrecordedError",
+        "BusinessFailed",
+    ]
     assert idempotent_service.business_runs == 2
     assert idempotent_service.records() == []
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import ExecutionResult, IdempotentService, LocalCloud
-from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, TwoGates
+from tests.local.conftest import Gate, ServiceFactory, TwoGates
 from tests.properties import examples
 from tests.unit.powertools_reference import powertools_key
 
@@ -399,48 +399,6 @@ def test_falsy_and_large_results_are_recorded_and_replayed(make_service: Service
     assert first.output == result_value
     assert replay.output_json == first.output_json
     assert outcome(replay) == "Replay"
-
-
-@pytest.mark.parametrize("inline", [False, True], ids=["standalone", "inline"])
-@pytest.mark.parametrize("query_language", FLAVOURS)
-def test_an_event_and_a_result_that_fit_alone_but_not_together_complete_once(make_service: ServiceFactory):
-    # Given a 135 KB event and a business step answering 135 KB: together past the 256 KiB state limit
-    service = make_service(lambda e, c: {"receipt": "r" * 135_000}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
-    event = {**FIRST, "pad": "e" * 135_000}
-
-    # When it runs
-    first = service.run(event)
-
-    # Then it completes with the result and records it (the flow carries the event or the result
-    # across the business step, never both)
-    assert first.status == "SUCCEEDED", first.cause
-    assert first.output == {"receipt": "r" * 135_000}
-    assert service.record_for(event)["status"]["S"] == "COMPLETED"
-    # And a duplicate never runs the business step again
-    service.run(event)
-    assert service.business_runs == 1
-
-
-@pytest.mark.parametrize("inline", [False, True], ids=["standalone", "inline"])
-@pytest.mark.parametrize("query_language", FLAVOURS)
-def test_a_result_too_large_to_return_releases_the_claim_and_fails_named(make_service: ServiceFactory):
-    # Given a business step whose result alone exceeds the 256 KB state limit
-    service = make_service(lambda e, c: {"big": "z" * 300_000}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
-
-    # When it runs: States.ALL catches States.DataLimitExceeded (recorded on AWS, ledger L9)
-    failed = service.run(FIRST)
-
-    # Then the claim is released and the execution fails with a name of ours, the original in the Cause
-    assert failed.status == "FAILED"
-    assert failed.error == "BusinessStepFailedError"
-    assert "States.DataLimitExceeded" in failed.cause
-    assert any(state.endswith("Release") for state in failed.states)
-    assert service.record_for(FIRST) is None
-
-    # And a retry runs the step again rather than waiting for a lease
-    assert service.run(FIRST).error == "BusinessStepFailedError"
-    assert service.business_runs == 2
-    assert service.record_for(FIRST) is None
 
 
 @pytest.mark.parametrize("code", [None, 3, "stopping"], ids=["no-reason", "status-3", "message"])

@@ -143,8 +143,12 @@ def test_the_business_state_is_the_task_seeing_what_the_task_saw():
         ).replace("${ComputeKeyFunctionArn}", f"${{{KEY_FUNCTION_PLACEHOLDER}}}"),
         "Payload.$": "$.order",
     }
-    # The ResultSelector applies once, before the result is recorded
-    assert states["PlaceOrder.Execute"]["ResultSelector"] == {"value": PLACE_ORDER["ResultSelector"]}
+    # The ResultSelector applies once, before the result is recorded (kept in a variable, out of
+    # the state's data)
+    assert "ResultSelector" not in states["PlaceOrder.Execute"]
+    assert states["PlaceOrder.Execute"]["Assign"]["sfnIdempotencyResult"] == {
+        "value": PLACE_ORDER["ResultSelector"]
+    }
     assert states["PlaceOrder.ExecuteWithoutRecord"]["ResultSelector"] == PLACE_ORDER["ResultSelector"]
 
 

@@ -350,6 +350,8 @@ jsonata
       and as the EvaluationFailed event's ``location`` (``Output/result``, ``Assign/result``…).
   142. [L15] A JSONPath state reads a variable's bracketed member (``$v['a']``) as JSONPath does
        (moto's JSONata read brackets as a filter and answered the whole variable).
+  146. [L15] A JSONPath state's read of a variable's member that is not there is absent, as a
+       missing path is (moto's JSONata read answered null, and ``IsPresent`` said present).
   58. [speed] A string result is not evaluated again to learn its type (moto re-parsed the whole
       expression, its variables declared ahead of it, for a check that always passed).
   86. [speed] ``$states`` reaches the evaluator as its value, not written into each expression as

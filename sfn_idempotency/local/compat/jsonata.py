@@ -17,6 +17,7 @@ from sfn_idempotency.local.compat.patching import Patch, keep
 _JSONATA_MODULE = "moto.stepfunctions.parser.asl.jsonata.jsonata"
 _STRING_EXPRESSION_MODULE = "moto.stepfunctions.parser.asl.component.common.string.string_expression"
 _JSONATA_MODE = "JSONata"
+_JSONPATH_MODE = "JSONPath"
 # A lone $ or $$ outside a string or regex literal: not followed by a name character.
 _CONTEXT_REFERENCE = re.compile(r"\$\$?(?![A-Za-z0-9_$])")
 
@@ -47,6 +48,35 @@ def _bracketed_members_read_as_jsonpath(original: Callable[..., None]) -> Callab
         self.literal_value = expression
 
     return init
+
+
+_VARIABLE_REFERENCE = re.compile(r"\$([^\W\d]\w*)(.*)", re.DOTALL)
+
+
+def _absent_members_are_absent(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """Fix 146: a JSONPath state's read of a variable's member that is not there is absent, as
+    JSONPath reads a missing path: a Choice's ``IsPresent: false`` matches it, and a field that
+    reads it fails the state with States.Runtime, naming the path. moto read it as JSONata, where a
+    missing member is undefined, and answered null: ``IsPresent`` said present, and the state went
+    on with null. Only a null answer is read again, by JSONPath, to learn whether it is there."""
+
+    def eval_body(self: Any, env: Any) -> None:
+        original(self, env)
+        if env.stack[-1] is not None or getattr(self.query_language_mode, "name", "") != _JSONPATH_MODE:
+            return
+        reference = _VARIABLE_REFERENCE.fullmatch(self.literal_value)
+        if reference is None or not reference[2]:
+            return
+        from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError, extract_json
+
+        env.stack.pop()  # the null; what it stood for is pushed, or the read fails
+        value = env.variable_store.get(reference[1])
+        try:
+            env.stack.append(extract_json("$" + reference[2], value))
+        except NoSuchJsonPathError:
+            raise NoSuchJsonPathError(json_path=self.literal_value, data=value) from None
+
+    return eval_body
 
 
 def _evaluate_jsonata(_stub: Any) -> Callable[[str], Any]:
@@ -268,6 +298,7 @@ PATCHES: tuple[Patch, ...] = (
         "__init__",
         _bracketed_members_read_as_jsonpath,
     ),
+    Patch(146, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _absent_members_are_absent),
     Patch(
         15,
         "moto.stepfunctions.parser.asl.component.common.error_name.failure_event",

@@ -93,6 +93,7 @@ class IdempotentService:
         replay_marker: str | None = None,
         replay_hook: Any = None,
         metrics: bool = True,
+        workflow_type: str = "STANDARD",
     ) -> None:
         """The business Lambda is ``business_handler``: ``"package.module.function"`` under
         ``business_code_dir`` (default: the example ``place_order``) or a Python callable.
@@ -110,7 +111,9 @@ class IdempotentService:
         here, rather than failing every execution with IdempotencyPersistenceError.
         ``replay_marker``, ``replay_hook``: the standalone flow's, see sfn_idempotency.replays.
         ``metrics``: log every state and count the outcomes, as the construct does by default
-        (:meth:`outcome_counts`); off, the machine does not log (faster)."""
+        (:meth:`outcome_counts`); off, the machine does not log (faster).
+        ``workflow_type``: ``"STANDARD"`` or ``"EXPRESS"`` (the definition made for Express as the
+        constructs make it: an Express context has no redrive count)."""
         self.cloud = cloud
         self.inline = inline
         self.query_language = query_language
@@ -169,8 +172,10 @@ class IdempotentService:
             if metrics
             else None
         )
+        if workflow_type == "EXPRESS":
+            definition = for_express(definition)  # as the constructs build it
         self.state_machine_arn = cloud.create_state_machine(
-            name, definition, substitutions, metrics=self.metrics
+            name, definition, substitutions, workflow_type=workflow_type, metrics=self.metrics
         )
 
     # -- executions ------------------------------------------------------------------------

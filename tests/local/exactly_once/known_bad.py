@@ -105,7 +105,7 @@ def business_step_before_claim(cloud: LocalCloud, folder: Path) -> Target:
         "Type": "Task",
         "Resource": execute["Resource"],
         "Parameters": {"FunctionName": "${BusinessFunctionArn}", "Payload.$": "$.event"},
-        "ResultSelector": execute["ResultSelector"],
+        "Assign": execute["Assign"],
         "ResultPath": execute["ResultPath"],
         "Next": "Claim",
     }
@@ -131,8 +131,12 @@ def release_after_complete(cloud: LocalCloud, folder: Path) -> Target:
     complete = states["Complete"]
     release = copy.deepcopy(states["Release"])
     release.pop("Catch", None)
+    # The answer moves to the last state: the result, as the business step gave it
+    release.update({"ResultSelector": {"value.$": "$sfnIdempotencyResult.value"}, "ResultPath": "$"})
     release.update({"OutputPath": complete.pop("OutputPath"), "End": True})
     release.pop("Next", None)
+    complete.pop("ResultSelector")
+    complete.update({"ResultPath": None})
     complete.pop("End", None)
     complete["Next"] = "ForgetTheClaim"
     states["ForgetTheClaim"] = release
