@@ -40,7 +40,7 @@ from typing import Any
 
 from jsonata import Jsonata  # jsonata-python: the evaluator the local engine runs too
 
-from sfn_idempotency.flow.definitions import DefinitionError
+from sfn_idempotency.flow.definitions import RECORD_VARIABLE, DefinitionError
 
 JSONPATH, JSONATA = "JSONPath", "JSONata"
 RESULT_FIELD = "result"
@@ -48,7 +48,7 @@ MARKER_FIELDS = ("replayed", "idempotencyKey", "completedAt", "expiresAt", "firs
 RECORD_FIELDS = MARKER_FIELDS[1:]
 # Read keeps the record it read in this workflow variable (both flavours): never beside the event
 # in the state's data, where the two together could pass the 256 KiB a state may carry.
-RECORD_ITEM = "$sfnIdempotencyRecord.Item"
+RECORD_ITEM = f"${RECORD_VARIABLE}.Item"
 COMPLETE, REPLAY = "Complete", "Replay"
 REPLAY_UNTRACKED = "ReplayUntrackedRecord"  # a COMPLETED record without owner or completed_at
 REPLAY_HOOK = "ReplayHook"
