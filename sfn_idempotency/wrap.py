@@ -111,7 +111,7 @@ TASK_FIELDS = {
 # an inner scope may not reuse an outer scope's name, so the user's definition must not use them).
 JSONATA_FLOW_VARIABLES = (
     "sfnIdempotency",
-    "sfnIdempotencyRecord",
+    RECORD_VARIABLE,
     "sfnIdempotencyError",
     "sfnIdempotencyClaimAttempts",
     "sfnIdempotencyWaits",

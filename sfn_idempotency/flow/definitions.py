@@ -20,8 +20,8 @@ NESTED_WORKFLOW_PLACEHOLDER = "IdempotencyStateMachineArn"
 # The two states of the idempotency flow that run the business step.
 BUSINESS_STATES = ("Execute", "ExecuteWithoutRecord")
 BUSINESS_TASK_FIELDS = frozenset({"Resource", "Parameters", "ResultSelector", "Retry"})
-# The JSONPath flow's workflow variables: the business step's result (``{"value": result}``), kept
-# out of the state's data, and the record Read brought back.
+# Workflow variables of the flow: the JSONPath flow's business result (``{"value": result}``), kept
+# out of the state's data, and the record Read brought back (both flavours).
 RESULT_VARIABLE = "sfnIdempotencyResult"
 RECORD_VARIABLE = "sfnIdempotencyRecord"
 

@@ -6,24 +6,16 @@ records an inline step writes are the same Powertools records."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
 
 from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import IdempotentService
-from sfn_idempotency.local.engine.lambdas import LocalLambdaContext
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS
-from tests.powertools import powertools_store
+from tests.powertools import PowertoolsGuarded, guarded_by_powertools, powertools_store
 
 ORDER = {"orderId": "o-shared", "amount": 12}
 
@@ -38,43 +30,9 @@ def query_language(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@dataclass
-class PowertoolsGuarded:
-    place: Callable[..., dict[str, Any]]
-    runs: list[dict[str, Any]]
-
-
 @pytest.fixture
 def powertools_place_order(idempotent_service: IdempotentService) -> PowertoolsGuarded:
     return guarded_by_powertools(idempotent_service)
-
-
-def guarded_by_powertools(service: IdempotentService) -> PowertoolsGuarded:
-    """``place_order`` guarded by Powertools, configured like the workflow (prefix, JMESPath, hash)."""
-    settings = service.settings
-    persistence = DynamoDBPersistenceLayer(
-        table_name=service.table_name, boto3_client=service.cloud.client("dynamodb")
-    )
-    config = IdempotencyConfig(
-        event_key_jmespath=settings.event_key_jmespath, hash_function=settings.hash_function
-    )
-    config.register_lambda_context(
-        LocalLambdaContext("powertools", "arn:aws:lambda:::function:powertools", 30)
-    )
-    runs: list[dict[str, Any]] = []
-
-    @idempotent_function(
-        data_keyword_argument="order",
-        persistence_store=persistence,
-        config=config,
-        key_prefix=settings.key_prefix,
-    )
-    def guarded(order: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = place_order(order)
-        runs.append(result)
-        return result
-
-    return PowertoolsGuarded(guarded, runs)
 
 
 def test_state_machine_replays_what_powertools_recorded(

@@ -16,7 +16,7 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.settings import example_settings
 from tests.local.conftest import FLAVOURS
-from tests.local.test_powertools_interop import guarded_by_powertools
+from tests.powertools import guarded_by_powertools
 
 TOO_LARGE = "IdempotencyResultTooLargeError"
 ORDER = {"orderId": "o-large", "amount": 9}
