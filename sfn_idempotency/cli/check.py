@@ -116,6 +116,12 @@ def add_parser(commands: Any) -> None:
         help="requests reach the machine as events on the default bus (each request is an event's detail; "
         "a duplicate is a redelivery); with a definition, a rule that starts it is made",
     )
+    command.add_argument(
+        "--large-results",
+        action="store_true",
+        help="the watched functions may answer results near Step Functions' 256 KiB quota (250 KB and "
+        "300 KB), for a flow that must keep its promise at the limit",
+    )
     command.add_argument("--express", action="store_true", help="deploy the definition as Express")
     app = command.add_argument_group(
         "your app, instead of DEFINITION: its state machine explored as deployed, its functions in "
@@ -179,6 +185,7 @@ def run(arguments: argparse.Namespace) -> int:
                     if arguments.via_eventbridge is None
                     else tuple(arguments.via_eventbridge),
                     express=arguments.express,
+                    large_results=arguments.large_results,
                     schedules=arguments.schedules or DEFAULT_SCHEDULES,
                     seed=arguments.seed,
                     budget_seconds=arguments.budget,

@@ -103,6 +103,43 @@ def test_check_passes_the_checkout_whose_payment_is_the_idempotent_step(
     assert "PASSED, 40 schedules" in capsys.readouterr().out
 
 
+def test_check_gives_the_watched_functions_results_at_the_size_limit_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given a Charge Task made idempotent inline, which calls the payment function Pay
+    (tmp_path / "cards.py").write_text(
+        "def pay(event, context):\n    return {'paid': True}\n", encoding="utf-8"
+    )
+    charge = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {"FunctionName": "${Pay}", "Payload.$": "$"},
+        "OutputPath": "$.Payload",
+        "End": True,
+    }
+    definition = tmp_path / "charge.asl.json"
+    wrapped = wrap_state(
+        json.dumps({"StartAt": "Charge", "States": {"Charge": charge}}),
+        "Charge",
+        key_prefix="charge",
+        event_key_jmespath="orderId",
+    )
+    definition.write_text(wrapped, encoding="utf-8")
+    base = ["check", str(definition), "--function", "Pay=cards.pay", "--code-dir", str(tmp_path)]
+    base += ["--request", ORDER, "--key", "orderId", "--schedules", "40", "--json"]
+
+    # When it is checked without --large-results, Then the payment answers only its own results
+    assert main(base) == 0
+    assert not any("answered" in name for name in json.loads(capsys.readouterr().out)["covered"])
+
+    # When it is checked with --large-results, Then it answered 250 KB and 300 KB too, and every
+    # schedule still kept the payment to one run
+    assert main([*base, "--large-results"]) == 0
+    covered = json.loads(capsys.readouterr().out)["covered"]
+    assert covered["fault: answered 250 KB"] > 0
+    assert covered["fault: answered 300 KB"] > 0
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -568,6 +605,7 @@ TARGET_FLAGS = {
     "answer": "--answer",
     "invariants": "--invariant",
     "via": "--via-eventbridge",
+    "large_results": "--large-results",
 }
 WRAP_FLAGS = {
     "key_prefix": "--key-prefix",

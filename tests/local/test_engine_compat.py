@@ -668,6 +668,45 @@ def test_a_result_is_held_to_the_quota_in_utf8_bytes(
         assert result.output["text"] == "é" * characters
 
 
+def test_a_cause_is_cut_to_the_length_the_api_holds(local_cloud: LocalCloud, tmp_path: Path):
+    # Given a function whose error message is 100 KB, called once under a Catch that passes the error
+    # on to the second call, which nothing catches
+    received: list[Any] = []
+
+    def handler(event: Any, context: Any) -> Any:
+        received.append(event)
+        raise PaymentDeclined("x" * 100_000)
+
+    function = local_cloud.add_function("declines", handler)
+    states = {
+        "Pay": invoke_state(
+            {"Next": "PayAgain"},
+            Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "PayAgain"}],
+        ),
+        "PayAgain": invoke_state({"End": True}),
+    }
+    machine = deploy(local_cloud, tmp_path, states, "Pay", Fn=function.arn)
+
+    # When it runs
+    result = local_cloud.run(machine, {})
+
+    # Then the execution's cause and every event's cause hold the first 32,768 characters of
+    # Lambda's error payload, as Step Functions' API holds a cause (fix 147)
+    assert result.error == "PaymentDeclined"
+    assert len(result.cause) == 32_768
+    assert result.cause.startswith('{"errorMessage":"xxx')
+    causes = [
+        (event["type"], details["cause"])
+        for event in result.history
+        for details in event.values()
+        if isinstance(details, dict) and "cause" in details
+    ]
+    assert [kind for kind, _ in causes] == ["TaskFailed", "TaskFailed", "ExecutionFailed"]
+    assert all(cause == result.cause for _, cause in causes)
+    # And the error output the Catch passed on kept the whole payload
+    assert json.loads(received[1]["error"]["Cause"])["errorMessage"] == "x" * 100_000
+
+
 def test_a_character_written_as_its_two_utf16_escapes_is_counted_not_refused(
     local_cloud: LocalCloud, tmp_path: Path
 ):

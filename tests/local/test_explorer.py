@@ -20,6 +20,7 @@ import pytest
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.explorer import invariants
 from sfn_idempotency.local.explorer.report import Counterexample, dumps
+from sfn_idempotency.local.explorer.schedules import Hold, Schedule, Step
 from sfn_idempotency.testing import (
     DEFAULT_SCHEDULES,
     ExactlyOnceViolation,
@@ -78,12 +79,32 @@ def test_every_form_of_the_flow_is_exactly_once(form: str, language: str, local_
     assert report.covered["duplicate"] > 0
     assert report.covered["clock past the lease"] > 0
     assert any(name.startswith("fault: ") for name in report.covered)
+    # And its business step answered results near the 256 KiB quota, one that fits and one that does not
+    assert report.covered["fault: answered 250 KB"] > 0
+    assert report.covered["fault: answered 300 KB"] > 0
     if (
         target.cloud.sfn.describe_state_machine(stateMachineArn=target.state_machine_arn)["type"]
         == "STANDARD"
     ):
         assert report.covered["redrive"] > 0
     print(f"{form} {language}: {report.schedules} schedules in {report.seconds:.1f} s")
+
+
+def test_a_duplicate_held_across_the_record_s_expiry_may_answer_the_next_lifetime(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given the flow, and a schedule: E1 held in its key's computation while E2 completes, then the
+    # clock past the record's expiry, so that E1 claims the key in the record's next lifetime
+    target = known_bad.service_target(local_cloud, known_bad.flow(), tmp_path)
+    held = Step("start", hold=Hold(function="idempotency-compute-key"))
+    schedule = Schedule((held, Step("start"), Step("clock", past="expiry")))
+
+    # When it runs
+    report = explore(target, replay=schedule.token())
+
+    # Then E1's answer is its own lifetime's, not E2's, and no invariant is broken
+    report.assert_exactly_once()
+    assert report.schedules == 1
 
 
 def test_a_counterexample_replays_exactly_from_its_token(local_cloud: LocalCloud, tmp_path: Path):

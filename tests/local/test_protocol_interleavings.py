@@ -1,6 +1,7 @@
 """The idempotency protocol under interleavings: a hypothesis state machine drives the engine.
 
-Rules start executions and duplicates over a few keys, make business steps fail or hang, inject
+Rules start executions and duplicates over a few keys, make business steps fail, hang or answer
+results near Step Functions' 256 KiB quota (one that fits, one that does not), inject
 DynamoDB faults at Claim, Read, Complete or Release, move the clock past leases and expiries, stop
 or time out executions at any state of the flow (the release workflow runs), redrive any that ended
 unsuccessfully, and let hung steps finish late. After every step the invariants hold; at the end,
@@ -39,8 +40,14 @@ NAMED_ERRORS = frozenset(
         "BusinessStepTimeoutError",
         "BusinessStepFailedError",
         "BusinessFailure",  # the business step's own error, re-thrown after its claim was released
+        "IdempotencyResultTooLargeError",  # a result past the quota: the key kept, never run again
     }
 )
+# The padding of a business step's result, in bytes: near the 256 KiB quota of a state's data.
+LARGE_RESULTS = {"near the limit": 250_000, "past the limit": 300_000}
+BEHAVIOURS = ["succeed", "fail", "hang", *LARGE_RESULTS]
+# The statuses of a record that keeps its key until it expires: its step never runs again before.
+KEPT = ("COMPLETED", "RESULT_TOO_LARGE")
 # Where a fault can be injected: the flow's DynamoDB state and the operation it calls.
 FAULT_POINTS = {"Claim": "PutItem", "Read": "GetItem", "Complete": "UpdateItem", "Release": "DeleteItem"}
 FAULTS = {
@@ -91,7 +98,7 @@ class Ticket:
     """What the test decided for one execution's business step."""
 
     key: str
-    behaviour: str  # "succeed", "fail" or "hang"
+    behaviour: str  # one of BEHAVIOURS
     execution: str = ""
     release: threading.Event = field(default_factory=threading.Event)
     entered: threading.Event = field(default_factory=threading.Event)
@@ -121,7 +128,8 @@ class Protocol(RuleBasedStateMachine):
         self.ended_unsuccessfully: set[str] = set()  # stopped or timed out, not running again
         self.unsuccessful_ends: Counter[str] = Counter()  # execution: its stops and time-outs
         self.completed_runs: dict[str, int] = {}  # key: business runs when its record was COMPLETED
-        self.completed: dict[str, tuple[str, int]] = {}  # key: (stored result, its expiry, epoch s)
+        # key: (stored result, its expiry in epoch s, its status) of a record that keeps its key
+        self.completed: dict[str, tuple[str | None, int, str]] = {}
         self.results: defaultdict[str, list[Any]] = defaultdict(list)  # key: every result produced
         self.openings: Counter[str] = Counter()  # key: times a (new) business run became legitimate
 
@@ -148,7 +156,9 @@ class Protocol(RuleBasedStateMachine):
                 with self.lock:
                     self.openings[ticket.key] += 1  # its Release frees the key
                 raise BusinessFailure(f"order {ticket.key} declined")
-            result = {"orderId": ticket.key, "run": next(self.numbers)}
+            result: dict[str, Any] = {"orderId": ticket.key, "run": next(self.numbers)}
+            if ticket.behaviour in LARGE_RESULTS:
+                result["pad"] = "x" * LARGE_RESULTS[ticket.behaviour]
             with self.lock:
                 self.results[ticket.key].append(result)
             return result
@@ -184,7 +194,7 @@ class Protocol(RuleBasedStateMachine):
     def _ended(self, arn: str) -> bool:
         return bool(self.cloud.sfn.describe_execution(executionArn=arn)["status"] != "RUNNING")
 
-    @rule(key=st.sampled_from(KEYS), behaviour=st.sampled_from(["succeed", "fail", "hang"]))
+    @rule(key=st.sampled_from(KEYS), behaviour=st.sampled_from(BEHAVIOURS))
     def start(self, key: str, behaviour: str) -> None:
         self._start(key, behaviour)
 
@@ -285,7 +295,7 @@ class Protocol(RuleBasedStateMachine):
         self.cloud.wait_until(released, STEP_DEADLINE_SECONDS, "the release workflows")
 
     @precondition(lambda self: bool(self._redrivable()))
-    @rule(data=st.data(), behaviour=st.sampled_from(["succeed", "fail", "hang"]))
+    @rule(data=st.data(), behaviour=st.sampled_from(BEHAVIOURS))
     def redrive(self, data: st.DataObject, behaviour: str) -> None:
         """An operator redrives an execution that ended unsuccessfully; its business step, if it
         is called again, behaves as drawn now."""
@@ -345,16 +355,17 @@ class Protocol(RuleBasedStateMachine):
         assert self.overlaps == []
 
     @invariant()
-    def a_completed_result_is_replaced_only_after_it_expired(self) -> None:
+    def a_kept_record_is_replaced_only_after_it_expired(self) -> None:
         now_s = self.cloud.clock.now_ms() // 1000
         for key in KEYS:
             record = self._record(key)
             before = self.completed.get(key)
             if before is not None and before[1] > now_s:
-                assert record is not None, f"{key}: a COMPLETED record vanished before it expired"
+                assert record is not None, f"{key}: a kept record vanished before it expired"
                 assert record.get("data") == before[0], f"{key}: a COMPLETED result was replaced"
-            if record is not None and record["status"] == "COMPLETED":
-                self.completed[key] = (record["data"], int(record["expiration"]))
+                assert record["status"] == before[2], f"{key}: a kept record's status changed"
+            if record is not None and record["status"] in KEPT:
+                self.completed[key] = (record.get("data"), int(record["expiration"]), record["status"])
 
     @invariant()
     def every_finished_execution_ends_in_a_result_or_a_named_error(self) -> None:
@@ -379,16 +390,18 @@ class Protocol(RuleBasedStateMachine):
                 )
 
     @invariant()
-    def the_business_runs_of_a_completed_key_never_increase(self) -> None:
+    def the_business_runs_of_a_kept_key_never_increase(self) -> None:
         now_s = self.cloud.clock.now_ms() // 1000
         for key in KEYS:
             record = self._record(key)
             runs = sum(1 for run in self.runs if run.key == key)
-            if record is None or record["status"] != "COMPLETED" or int(record["expiration"]) <= now_s:
+            if record is None or record["status"] not in KEPT or int(record["expiration"]) <= now_s:
                 self.completed_runs.pop(key, None)
                 continue
             before = self.completed_runs.setdefault(key, runs)
-            assert runs == before, f"{key}: its business step ran again after its record was COMPLETED"
+            assert runs == before, (
+                f"{key}: its business step ran again after its record was {record['status']}"
+            )
 
     @invariant()
     def every_business_run_had_an_opening(self) -> None:
@@ -402,8 +415,8 @@ class Protocol(RuleBasedStateMachine):
         try:
             self.cloud.wait_all(self.executions, STEP_DEADLINE_SECONDS)
             self._wait_for_the_release_workflows()
-            # Once every execution has ended and the leases have passed, every key is free or
-            # COMPLETED: a new claim of it would succeed, or it replays
+            # Once every execution has ended and the leases have passed, every key is free or kept
+            # (COMPLETED, RESULT_TOO_LARGE): a new claim of it would succeed, or it answers as kept
             self.cloud.clock.advance(self.service.settings.lease + 1)
             now_ms = self.cloud.clock.now_ms()
             for key in KEYS:
@@ -434,6 +447,33 @@ def test_pinned_an_order_stopped_in_its_business_step_then_placed_by_a_retry_is_
         check_every_invariant(protocol)
         protocol._redrive(stopped, "succeed")
         check_every_invariant(protocol)
+    finally:
+        protocol.teardown()
+
+
+@pytest.mark.slow
+def test_pinned_a_result_past_the_limit_keeps_its_key_through_duplicates_leases_and_redrives():
+    # A business step that answered past the quota: its key is kept (RESULT_TOO_LARGE), so neither a
+    # duplicate, nor the clock past the lease, nor a redrive runs it again before the record expires
+    protocol = Protocol()
+    try:
+        failed = protocol._start("k0", "past the limit")
+        assert protocol._status(failed) == "FAILED"
+        check_every_invariant(protocol)
+        protocol._start("k0", "succeed")
+        check_every_invariant(protocol)
+        protocol.move_the_clock("lease")
+        check_every_invariant(protocol)
+        protocol._redrive(failed, "succeed")
+        check_every_invariant(protocol)
+        assert protocol._record("k0")["status"] == "RESULT_TOO_LARGE"
+        assert sum(1 for run in protocol.runs if run.key == "k0") == 1
+        # And once the record expired, the key is free again
+        protocol.move_the_clock("expiry")
+        check_every_invariant(protocol)
+        protocol._start("k0", "near the limit")
+        check_every_invariant(protocol)
+        assert protocol._record("k0")["status"] == "COMPLETED"
     finally:
         protocol.teardown()
 

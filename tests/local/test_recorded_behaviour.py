@@ -20,6 +20,7 @@ ROLE = "arn:aws:iam::123456789012:role/machine-role"
 AWS_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 FUNCTIONS = """
 import os, time
+from decimal import Decimal
 
 def echo(event, context):
     return {"event": event, "greeting": os.environ.get("GREETING"), "name": context.function_name}
@@ -36,6 +37,12 @@ def slow(event, context):
 
 def exits(event, context):
     raise SystemExit(4)
+
+def decimals(event, context):
+    return {"amount": Decimal("10.50"), "count": Decimal("3"), "city": "Zürich"}
+
+def not_a_number(event, context):
+    return {"ratio": float("nan"), "unset": Decimal("NaN")}
 """
 
 
@@ -66,7 +73,16 @@ def lambda_api_functions(local_cloud: LocalCloud) -> Any:
         package.writestr("app.py", FUNCTIONS)
     client = local_cloud.client("lambda")
     local_cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
-    for handler, timeout in (("echo", 3), ("fail", 3), ("raw", 3), ("slow", 1), ("exits", 3)):
+    handlers = (
+        ("echo", 3),
+        ("fail", 3),
+        ("raw", 3),
+        ("slow", 1),
+        ("exits", 3),
+        ("decimals", 3),
+        ("not_a_number", 3),
+    )
+    for handler, timeout in handlers:
         client.create_function(
             FunctionName=handler,
             Runtime="python3.12",
@@ -132,6 +148,49 @@ def test_a_lambda_api_function_answers_as_the_python_runtime_does(lambda_api_fun
     exited = json.loads(payloads["exits"])
     assert exited["errorType"] == "Runtime.ExitError"
     assert exited["errorMessage"].endswith("Error: Runtime exited with error: exit status 4")
+
+
+def test_a_python_function_s_result_is_written_as_lambda_s_python_runtime_writes_it(
+    local_cloud: LocalCloud, lambda_api_functions: Any
+):
+    # Given python3.12 functions returning Decimals (as boto3 reads DynamoDB numbers), a non-ASCII
+    # string, and NaN as a float and as a Decimal
+
+    # When each is invoked directly
+    written = {
+        name: lambda_api_functions.invoke(FunctionName=name, Payload=b"{}")["Payload"].read()
+        for name in ("decimals", "not_a_number")
+    }
+
+    # Then the payload is the text awslambdaric 4.2.2 writes: a Decimal's digits as they are, the
+    # characters unescaped (python3.12 and later), NaN as JavaScript writes it (a MarshalError before)
+    assert written["decimals"] == '{"amount": 10.50, "count": 3, "city": "Zürich"}'.encode()
+    assert written["not_a_number"] == b'{"ratio": NaN, "unset": NaN}'
+
+    # When a state machine invokes each
+    states = {
+        "Decimals": task(
+            "arn:aws:states:::lambda:invoke",
+            {"FunctionName": "decimals", "Payload": {}},
+            ResultSelector={"payload.$": "$.Payload"},
+            ResultPath="$.decimals",
+            Next="NotANumber",
+        ),
+        "NotANumber": task(
+            "arn:aws:states:::lambda:invoke",
+            {"FunctionName": "not_a_number", "Payload": {}},
+            ResultSelector={"payload.$": "$.Payload"},
+            ResultPath="$.nan",
+            End=True,
+        ),
+    }
+    result = local_cloud.run(machine(local_cloud, states, "Decimals"), {})
+
+    # Then the numbers are numbers, and an answer that is not JSON text is the string it holds
+    # (fix 148): the execution's output stays JSON, as Step Functions reads JSON
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output["decimals"] == {"payload": {"amount": 10.5, "count": 3, "city": "Zürich"}}
+    assert result.output["nan"] == {"payload": '{"ratio": NaN, "unset": NaN}'}
 
 
 def zipped_function(cloud: LocalCloud, name: str, source: str, handler: str) -> Any:

@@ -7,6 +7,7 @@ import collections
 import hashlib
 import json
 import threading
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -399,6 +400,39 @@ def test_falsy_and_large_results_are_recorded_and_replayed(make_service: Service
     assert first.output == result_value
     assert replay.output_json == first.output_json
     assert outcome(replay) == "Replay"
+
+
+@pytest.mark.parametrize(
+    ("answer", "recorded"),
+    [
+        ({"amount": Decimal("10.50"), "count": Decimal("3")}, {"amount": 10.5, "count": 3}),
+        ({"ratio": float("nan")}, '{"ratio": NaN}'),
+    ],
+    ids=["decimals", "nan"],
+)
+def test_a_result_lambda_writes_as_no_json_holds_is_recorded_as_step_functions_read_it(
+    make_service: ServiceFactory, answer: Any, recorded: Any
+):
+    # Given a business step answering Decimals (as boto3 reads DynamoDB numbers), or NaN, which
+    # Lambda's Python runtime writes and no JSON text holds
+    service = make_service(lambda e, c: answer, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId")
+
+    # When it runs, and a duplicate follows
+    first = service.run(FIRST)
+    replay = service.run(FIRST)
+
+    # Then Decimals are numbers, and NaN's answer is the string Step Functions read it as (fix 148):
+    # the output and the record are JSON, and the duplicate replays the same without a second run
+    assert first.status == "SUCCEEDED", first.cause
+    assert first.output == recorded
+    assert json.loads(first.output_json, parse_constant=_not_json) == recorded
+    assert json.loads(service.record_for(FIRST)["data"]["S"], parse_constant=_not_json) == recorded
+    assert (outcome(replay), replay.output_json) == ("Replay", first.output_json)
+    assert service.business_runs == 1
+
+
+def _not_json(token: str) -> Any:
+    raise AssertionError(f"{token} is not JSON")
 
 
 @pytest.mark.parametrize("code", [None, 3, "stopping"], ids=["no-reason", "status-3", "message"])

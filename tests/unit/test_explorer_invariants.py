@@ -91,6 +91,37 @@ def test_answers_differ_where_they_differ():
 
 
 @pytest.mark.parametrize(
+    ("answer", "violated"),
+    [({"n": 1}, False), ({"n": 2}, False), ({"n": 3}, True)],
+    ids=["the first lifetime's", "the second lifetime's", "neither's"],
+)
+def test_an_execution_that_ran_across_an_expiry_answers_as_one_of_the_lifetimes_it_spanned(
+    answer: dict[str, int], violated: bool
+):
+    # Given E1 answering in the first record lifetime, P1 in the second, and E2 running across both
+    traces = [
+        ExecutionTrace("E1", "a", 0, status="SUCCEEDED", output={"n": 1}),
+        ExecutionTrace("E2", "b", 0, status="SUCCEEDED", output=answer, ended_in_epoch=1),
+        ExecutionTrace("P1", "c", 0, probe=True, status="SUCCEEDED", output={"n": 2}, began_in_epoch=1),
+    ]
+    outcome = ScheduleOutcome(Schedule(), executions=traces)
+    # When checked, Then only an answer of neither lifetime is a violation
+    invariants.check(outcome, target())
+    assert [v.invariant for v in outcome.violations] == ([invariants.DIFFERENT_ANSWERS] if violated else [])
+
+
+def test_an_execution_that_ran_across_an_expiry_may_be_its_lifetime_s_only_answer():
+    # Given E1 held across the expiry, and P1 answering after it: E1 may have read before it
+    traces = [
+        ExecutionTrace("E1", "a", 0, status="SUCCEEDED", output={"n": 1}, ended_in_epoch=1),
+        ExecutionTrace("P1", "b", 0, probe=True, status="SUCCEEDED", output={"n": 2}, began_in_epoch=1),
+    ]
+    outcome = ScheduleOutcome(Schedule(), executions=traces)
+    invariants.check(outcome, target())
+    assert outcome.violations == []
+
+
+@pytest.mark.parametrize(
     "steps",
     [
         (Step("start"),),

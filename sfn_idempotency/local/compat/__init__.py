@@ -113,6 +113,8 @@ history (an execution's history events)
   74. [L44] An ``EvaluationFailed`` event follows what its state's entered event followed, and a
       Distributed Map's ``MapStateExited`` follows its ``MapRunStarted`` (recorded; moto linked
       each to the last event before it); a runtime error's cause names its state's entered event.
+  147. [L49] A cause is cut to its first 32,768 characters, the most Step Functions' API holds, in
+       every history event and in the execution's own cause (moto kept a cause whole).
 
 execution_lookups (finding and listing a machine's executions)
   82. [speed] DescribeExecution, GetExecutionHistory and ListExecutions find an execution through
@@ -180,6 +182,8 @@ integrations (what a Task's call sends and returns)
       ``States.Runtime`` (moto named it after the service, after TaskSucceeded).
   73. [L43] The error Cause of a Task whose Resource is a Lambda function is its error payload as
       the function's runtime wrote it (``lambda:invoke``'s stays compact JSON, as recorded).
+  148. [L20] A function's answer that is not JSON text as Step Functions reads it (a Python
+       function's ``NaN``) is the string it holds (moto read ``NaN`` as a number no JSON holds).
   76. [L21] An aws-sdk S3 PutObject of a body given in the state, with no ContentType, stores it
       as ``text/plain; charset=UTF-8``, as the SDK for Java sends text.
   77. [L21] An aws-sdk Task's error Cause ends with the SDK's "(SDK Attempt Count: 1)" (recorded

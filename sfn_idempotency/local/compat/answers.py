@@ -183,13 +183,19 @@ def _refuse_non_numeric(token: str) -> Any:
     raise _NonNumericNumber(token)
 
 
+def read_json_text(text: str) -> Any:
+    """``text`` read as Step Functions reads JSON (Jackson's defaults): ``NaN`` and ``Infinity``,
+    which Python's json module reads, are refused (a ``ValueError``), as any text that is not JSON."""
+    return json.loads(text, parse_constant=_refuse_non_numeric)
+
+
 def execution_input_refusal(text: str) -> str | None:
     """Why AWS refuses ``text`` as an execution's input, in its words (the StartExecution answer's
     message); None when it is JSON. Jackson's message leaves out the location it appends."""
     if not text.strip():
         return f"Invalid State Machine Execution Input: '{_NO_INPUT}'"
     try:
-        json.loads(text, parse_constant=_refuse_non_numeric)
+        read_json_text(text)
     except _NonNumericNumber as error:
         why = f"Non-standard token '{error}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow"
     except json.JSONDecodeError as error:

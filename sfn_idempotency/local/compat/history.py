@@ -11,6 +11,13 @@ moto links every event to the last one its context published. AWS links two kind
 A runtime error's cause says where its state was "entered at the event id #N": N is that state's
 ``…StateEntered`` event (63 of 63 recordings); moto wrote the last event before the failure, which
 differs once the state published more (a Task whose ResultSelector fails after TaskSucceeded).
+
+147. [L49] A cause is cut to its first 32,768 characters, the most every cause of Step Functions' API
+     holds (its reference: ``ExecutionFailedEventDetails``, ``TaskFailedEventDetails``,
+     ``LambdaFunctionFailedEventDetails``, ``DescribeExecution``…), in every history event (and so
+     every execution log) and in the execution's own cause. moto kept a cause whole: a business
+     step's 100 KB error message became a 100,497-character cause. A state's error output (what a
+     Catch passes on) keeps its cause whole: no document or recording says it is cut.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ _ENTERED_AT = "_sfn_local_entered_at"  # on a context: its state's entered event
 # starts its run and exits in one thread; its run publishes in another context than its exit).
 _MAP_RUNS = "_sfn_local_map_runs"
 _FAILURE_EVENT = "moto.stepfunctions.parser.asl.component.common.error_name.failure_event:FailureEvent"
+_ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment:Environment"
+
+CAUSE_LIMIT_CHARACTERS = 32_768
 
 
 _MAP_KINDS = frozenset(
@@ -78,7 +88,35 @@ def _entered_at_its_state(original: Callable[..., None]) -> Callable[..., None]:
     return init
 
 
+def _with_cause_cut(error: Any) -> Any:
+    """The same failure, its cause cut to the limit; anything else as it is."""
+    cause = error.get("cause") if isinstance(error, dict) else None
+    if not isinstance(cause, str) or len(cause) <= CAUSE_LIMIT_CHARACTERS:
+        return error
+    return {**error, "cause": cause[:CAUSE_LIMIT_CHARACTERS]}
+
+
+def _event_causes_cut(original: Callable[..., int]) -> Callable[..., int]:
+    def add_event(
+        self: Any, context: Any, event_type: Any, event_details: Any = None, *args: Any, **kwargs: Any
+    ) -> int:
+        if event_details:  # one member, '<kind>EventDetails'; copied, never changed where it came from
+            event_details = {kind: _with_cause_cut(details) for kind, details in event_details.items()}
+        return original(self, context, event_type, event_details, *args, **kwargs)
+
+    return add_event
+
+
+def _execution_cause_cut(original: Callable[..., None]) -> Callable[..., None]:
+    def set_error(self: Any, error: Any) -> None:
+        original(self, _with_cause_cut(error))
+
+    return set_error
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(74, _EVENT_MANAGER, "add_event", _linked_as_recorded),
     Patch(74, _FAILURE_EVENT, "__init__", _entered_at_its_state),
+    Patch(147, _EVENT_MANAGER, "add_event", _event_causes_cut),
+    Patch(147, _ENVIRONMENT, "set_error", _execution_cause_cut),
 )

@@ -1,5 +1,5 @@
 """Service integrations: what a Task's call sends and what its result looks like (fixes 6, 23, 24,
-25, 55, 138)."""
+25, 55, 138, 148)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import uuid
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import IO, Any
 from xml.sax.saxutils import escape as xml_escape
 
 import botocore.session
@@ -25,7 +25,7 @@ from moto.moto_api._internal import mock_random
 from moto.stepfunctions.parser.utils import snake_to_camel_case
 
 from sfn_idempotency.local.compat import json_paths
-from sfn_idempotency.local.compat.answers import epoch_ms
+from sfn_idempotency.local.compat.answers import epoch_ms, read_json_text
 from sfn_idempotency.local.compat.patching import Patch, keep
 from sfn_idempotency.local.controls.calls import PARAMS_KEY
 
@@ -33,9 +33,25 @@ _SERVICE_PACKAGE = "moto.stepfunctions.parser.asl.component.state.exec.state_tas
 _SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"
 _BATCH_TASK = f"{_SERVICE_PACKAGE}.state_task_service_batch:StateTaskServiceBatch"
 _AWS_SDK_TASK = f"{_SERVICE_PACKAGE}.state_task_service_aws_sdk:StateTaskServiceAwsSdk"
-_FUNCTION_ERROR = "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils:LambdaFunctionErrorException"
+_LAMBDA_EVAL_UTILS = "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils"
+_FUNCTION_ERROR = f"{_LAMBDA_EVAL_UTILS}:LambdaFunctionErrorException"
 # Capacity DynamoDB reports only when the request asks for it (ReturnConsumedCapacity).
 _CAPACITY_ASKED = ("TOTAL", "INDEXES")
+
+
+def _payload_read_as_json_text(original: Callable[[IO[bytes]], Any]) -> Callable[[IO[bytes]], Any]:
+    """Fix 148: a function's answer is its value when it is JSON text as Step Functions reads JSON,
+    and otherwise the text itself, a string (moto read it with Python's json module, so a Python
+    function's ``NaN``, which Lambda's runtime writes, became a value no JSON text can hold)."""
+
+    def from_payload(payload_streaming_body: IO[bytes]) -> Any:
+        text = payload_streaming_body.read().decode("utf-8")
+        try:
+            return read_json_text(text)
+        except ValueError:  # json.JSONDecodeError included
+            return text
+
+    return from_payload
 
 
 def _operation_shapes(task: Any, action: str | None) -> Any:
@@ -819,6 +835,7 @@ PATCHES: tuple[Patch, ...] = (
         for task in _SERVICE_ERRORS
     ),
     Patch(73, _FUNCTION_ERROR, "__init__", _error_as_written),
+    Patch(148, _LAMBDA_EVAL_UTILS, "_from_payload", _payload_read_as_json_text),
     Patch(
         73,
         "moto.stepfunctions.parser.asl.component.state.exec.state_task.state_task_lambda:StateTaskLambda",

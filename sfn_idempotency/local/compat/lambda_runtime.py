@@ -14,7 +14,8 @@ from typing import Any
 
 from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.compat.patching import Patch
-from sfn_idempotency.local.engine.lambdas import function_name_of, qualifier_of
+from sfn_idempotency.local.controls.faults import FunctionResult
+from sfn_idempotency.local.engine.lambdas import function_name_of, marshalled, qualifier_of
 from sfn_idempotency.local.runtimes import NODE_PREFIX, UNAVAILABLE, code_folders, node, python, refusal
 from sfn_idempotency.local.runtimes.outcome import Outcome
 
@@ -33,7 +34,11 @@ def run(function: Any, event: Any) -> Outcome:
         event,
         lambda: _run(function, event),
         lambda outcome: outcome.errored,
-        lambda failure: Outcome.error(failure.error_type, failure.message),
+        lambda instead: (
+            Outcome(marshalled(instead.value), errored=False)
+            if isinstance(instead, FunctionResult)
+            else Outcome.error(instead.error_type, instead.message)
+        ),
     )
 
 

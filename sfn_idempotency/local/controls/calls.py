@@ -38,7 +38,8 @@ class Reply:
     def lambda_payload(
         cls, payload: Any, function_error: str | None = None, request_id: str | None = None
     ) -> Reply:
-        data = json.dumps(payload).encode()
+        """Lambda's Invoke answer: ``payload`` as JSON, or as it is when it is already bytes."""
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         body: dict[str, Any] = {
             "StatusCode": 200,
             "ExecutedVersion": "$LATEST",

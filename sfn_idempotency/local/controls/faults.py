@@ -45,11 +45,19 @@ class FunctionFailure:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class FunctionResult:
+    """What a function's invocation answers instead of its code's answer: this result, as if its
+    code had returned it."""
+
+    value: Any
+
+
 # A function call's answer, in the form its runtime gives it (a Reply, an Outcome).
 Answer = TypeVar("Answer")
 # Wraps every function invocation: ``(function name, event, run the code: whether it errored)``;
-# may hold the call, skip the code, or answer a failure instead (None: the code's own answer).
-FunctionWrapper = Callable[[str, Any, Callable[[], bool]], "FunctionFailure | None"]
+# may hold the call, skip the code, or answer a failure or a result instead (None: the code's own).
+FunctionWrapper = Callable[[str, Any, Callable[[], bool]], "FunctionFailure | FunctionResult | None"]
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,8 @@ class FaultPlan:
 
     def wrap_functions(self, wrapper: FunctionWrapper) -> Callable[[], None]:
         """Run every function invocation through ``wrapper`` (after the planned function faults):
-        it sees the call, may hold it or answer a failure. The answer removes it (so does ``clear``)."""
+        it sees the call, may hold it, answer a failure or a result of its own. The answer removes it
+        (so does ``clear``)."""
         with self._lock:
             self._function_wrappers.append(wrapper)
 
@@ -271,13 +280,13 @@ class FaultPlan:
         event: Any,
         run: Callable[[], Answer],
         errored: Callable[[Answer], bool],
-        fail: Callable[[FunctionFailure], Answer],
+        instead: Callable[[FunctionFailure | FunctionResult], Answer],
     ) -> Answer:
         """One invocation of ``function``, whichever runtime runs it: the planned faults first (a
         delay, an error instead of the code), then the wrappers; ``run`` runs the code at most once."""
         failure = self._planned_function_fault(function)
         if failure is not None:
-            return fail(failure)
+            return instead(failure)
         answers: list[Answer] = []
 
         def run_once() -> bool:
@@ -288,9 +297,9 @@ class FaultPlan:
         with self._lock:
             wrappers = list(self._function_wrappers)
         for wrapper in wrappers:
-            failure = wrapper(function, event, run_once)
-            if failure is not None:
-                return fail(failure)
+            answer = wrapper(function, event, run_once)
+            if answer is not None:
+                return instead(answer)
         run_once()
         return answers[0]
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import decimal
 import importlib
 import importlib.util
 import itertools
 import json
+import math
 import os
 import sys
 import threading
@@ -18,11 +20,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+import simplejson
 from moto.moto_api._internal import mock_random
 
 from sfn_idempotency.flow.resources import LAMBDAS_DIR
 from sfn_idempotency.local.controls.calls import Reply
-from sfn_idempotency.local.controls.faults import FaultPlan
+from sfn_idempotency.local.controls.faults import FaultPlan, FunctionResult
 
 Handler = Callable[[Any, Any], Any]
 
@@ -178,9 +181,13 @@ class LambdaRuntime:
             event,
             lambda: self._run(function, event, context),
             lambda answer: "FunctionError" in answer.body,
-            lambda failure: Reply.lambda_payload(
-                {"errorMessage": failure.message, "errorType": failure.error_type, "stackTrace": []},
-                function_error="Unhandled",
+            lambda instead: (
+                Reply.lambda_payload(marshalled(instead.value), request_id=context.aws_request_id)
+                if isinstance(instead, FunctionResult)
+                else Reply.lambda_payload(
+                    {"errorMessage": instead.message, "errorType": instead.error_type, "stackTrace": []},
+                    function_error="Unhandled",
+                )
             ),
         )
 
@@ -198,7 +205,7 @@ class LambdaRuntime:
                 request_id=context.aws_request_id,
             )
         try:
-            json.dumps(result)
+            data = marshalled(result)
         except (TypeError, ValueError) as error:
             payload = {
                 "errorMessage": f"Unable to marshal response: {error}",
@@ -208,7 +215,36 @@ class LambdaRuntime:
                 payload, function_error="Unhandled", request_id=context.aws_request_id
             )
         # Lambda's answer carries the invocation's own request id, the one the function saw.
-        return Reply.lambda_payload(result, request_id=context.aws_request_id)
+        return Reply.lambda_payload(data, request_id=context.aws_request_id)
+
+
+# The runtime of a function given as a callable: it runs on the engine's own Python.
+ENGINE_RUNTIME = f"python{sys.version_info.major}.{sys.version_info.minor}"
+# The runtimes whose interface client writes characters as they are, not as \u escapes.
+_UNESCAPED_RUNTIMES = frozenset({"python3.12", "python3.13", "python3.14", "python3.15"})
+
+
+def marshalled(value: Any, run_time: str = ENGINE_RUNTIME) -> bytes:
+    """A handler's result as Lambda's Python runtime writes it (awslambdaric 4.2.2's marshaller, which
+    uses simplejson): a ``Decimal`` (what boto3 reads from DynamoDB) as the number it holds, digits
+    as written; NaN and Infinity as JavaScript writes them, which is not JSON (Step Functions then
+    reads the answer as a string: compat fix 148)."""
+    if isinstance(value, bytes | bytearray):  # answered as they are, as Lambda answers bytes
+        return bytes(value)
+    text = simplejson.dumps(
+        value,
+        default=_decimal_as_written,
+        use_decimal=False,
+        allow_nan=True,
+        ensure_ascii=run_time not in _UNESCAPED_RUNTIMES,
+    )
+    return str(text).encode()
+
+
+def _decimal_as_written(value: Any) -> Any:
+    if isinstance(value, decimal.Decimal):
+        return math.nan if value.is_nan() else simplejson.RawJSON(str(value))
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def function_name_of(reference: str) -> str:

@@ -41,8 +41,8 @@ class CheckRequest:
     functions (default: all of them), the ``request`` and its ``key``, and the exploration's
     ``schedules``, ``seed``, ``budget_seconds``, ``max_steps`` or ``replay``. The rest are
     ``ExplorationTarget``'s options, as the command line gives them: ``invariants`` (each
-    ``module.function`` under ``code_dir``), ``helpers`` (state machines of the app; [] for none) and
-    ``via_eventbridge`` (an event's source and detail type)."""
+    ``module.function`` under ``code_dir``), ``helpers`` (state machines of the app; [] for none),
+    ``via_eventbridge`` (an event's source and detail type) and ``large_results``."""
 
     definition: Path | None = None
     functions: dict[str, str] = field(default_factory=dict)
@@ -59,6 +59,7 @@ class CheckRequest:
     helpers: Sequence[str] | None = None
     via_eventbridge: tuple[str, str] | None = None
     express: bool = False
+    large_results: bool = False
     schedules: int = DEFAULT_SCHEDULES
     seed: int = 0
     budget_seconds: float | None = None
@@ -227,6 +228,7 @@ def _target(
             helpers=helpers,
             invariants=[_invariant(request.code_dir, name) for name in request.invariants],
             via=via,
+            large_results=request.large_results,
         )
     except TargetError as error:
         raise CheckError(str(error)) from None

@@ -207,7 +207,7 @@ class Director:
             self._disarm(armed)
             return f"{trace.label} cannot be redriven: {error.response['Error']['Code']}"
         trace.redriven += 1
-        trace.began_in_epoch = self.epoch
+        trace.began_in_epoch, trace.ended_in_epoch = self.epoch, None
         self._quiesce_and_disarm(armed)
         self.outcome.covered.add("redrive")
         return f"{trace.label} is redriven" + self._how(step)
@@ -409,6 +409,8 @@ class Director:
     def _final(self, trace: ExecutionTrace) -> None:
         result = self.cloud.snapshot(trace.arn, with_history=False)
         trace.status, trace.error = result.status, result.error
+        if result.status == "RUNNING" or trace.ended_in_epoch is None:  # (its end may be seen first here)
+            trace.ended_in_epoch = None if result.status == "RUNNING" else self.epoch
         trace.output = result.output if result.status == "SUCCEEDED" else None
 
     # -- the timeline ------------------------------------------------------------------------------
@@ -428,6 +430,7 @@ class Director:
             trace = next((e for e in self.outcome.executions if e.arn == arn), None)
             if trace is not None and status != trace.status:
                 trace.status = status
+                trace.ended_in_epoch = None if status == "RUNNING" else self.epoch
                 if status == "FAILED":
                     self._look_for_a_claim_left(trace)
                 statuses[label] = self._status_text(arn, status)

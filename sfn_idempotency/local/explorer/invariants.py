@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from sfn_idempotency.local.explorer.outcome import Finding, ScheduleOutcome
+from sfn_idempotency.local.explorer.outcome import ExecutionTrace, Finding, ScheduleOutcome
 from sfn_idempotency.local.explorer.runs import EffectRun
 from sfn_idempotency.local.explorer.schedules import INJECTED_ERRORS
 from sfn_idempotency.local.explorer.target import Target
@@ -23,6 +23,9 @@ UNSAFE_ERROR = "an execution failed with an error that is not safe to retry"
 CLAIM_LEFT = "a failed execution left the key claimed"
 KEY_STUCK = "the key is stuck"
 AT_LEAST_ONCE = "at least once by nature"
+AT_MOST_ONCE = "at most once by design"
+# A result too large to record: its key is kept, and every request fails this, until it expires.
+RESULT_TOO_LARGE = "IdempotencyResultTooLargeError"
 USER = "your invariant"
 
 
@@ -93,21 +96,40 @@ def _effects(outcome: ScheduleOutcome, target: Target) -> None:
 
 
 def _answers(outcome: ScheduleOutcome, target: Target) -> None:
+    """Duplicates in one record lifetime (epoch) answer alike. An execution that ran across an
+    expiry (held while the clock passed it) answers as one of the lifetimes it spanned: which one
+    depends on when it read or claimed the key, before the expiry (a replay held at its end) or
+    after it (a duplicate held before its claim)."""
     safe = target.all_safe_errors(INJECTED_ERRORS)
-    first: dict[int, tuple[str, Any]] = {}  # epoch: (label, the first answer)
+    answered: list[tuple[ExecutionTrace, Any]] = []
     for trace in outcome.executions:
         answer = target.answer(trace.output) if trace.status == "SUCCEEDED" else None
         if answer is not None:
-            label, expected = first.setdefault(trace.began_in_epoch, (trace.label, answer))
-            if answer != expected:
-                outcome.violations.append(
-                    Finding(
-                        DIFFERENT_ANSWERS,
-                        f"{trace.label}'s answer differs from {label}'s at {_where_they_differ(answer, expected)}",
-                    )
-                )
+            answered.append((trace, answer))
         elif trace.status == "FAILED" and trace.error not in safe:
             outcome.violations.append(Finding(UNSAFE_ERROR, f"{trace.label} failed with {trace.error}"))
+    first: dict[int, tuple[str, Any]] = {}  # epoch: (label, the first answer)
+    for trace, answer in answered:
+        if _epochs(trace) == [trace.began_in_epoch]:
+            label, expected = first.setdefault(trace.began_in_epoch, (trace.label, answer))
+            if answer != expected:
+                outcome.violations.append(_different(trace, answer, label, expected))
+    for trace, answer in answered:
+        spanned = _epochs(trace)
+        # (its answer may be the only one of a lifetime it spanned: then nothing contradicts it)
+        contradicted = all(epoch in first and answer != first[epoch][1] for epoch in spanned)
+        if len(spanned) > 1 and contradicted:
+            outcome.violations.append(_different(trace, answer, *first[spanned[0]]))
+
+
+def _epochs(trace: ExecutionTrace) -> list[int]:
+    ended = trace.began_in_epoch if trace.ended_in_epoch is None else trace.ended_in_epoch
+    return list(range(trace.began_in_epoch, ended + 1))
+
+
+def _different(trace: ExecutionTrace, answer: Any, label: str, expected: Any) -> Finding:
+    where = _where_they_differ(answer, expected)
+    return Finding(DIFFERENT_ANSWERS, f"{trace.label}'s answer differs from {label}'s at {where}")
 
 
 def _where_they_differ(answer: Any, expected: Any, path: str = "$") -> str:
@@ -148,6 +170,15 @@ def _probes(outcome: ScheduleOutcome, target: Target) -> None:
         return
     first = probes[0]
     stopped = [e.label for e in outcome.executions if e.stopped and not e.probe]
+    if all(probe.error == RESULT_TOO_LARGE for probe in probes):
+        outcome.notes.append(
+            Finding(
+                AT_MOST_ONCE,
+                f"every new request failed with {RESULT_TOO_LARGE}: a business step's result too "
+                "large to record keeps its key until the record expires, so the step is not run again",
+            )
+        )
+        return
     if stopped:
         outcome.notes.append(
             Finding(

@@ -25,6 +25,7 @@ class ExecutionTrace:
     # The record lifetime (how many times a COMPLETED record had expired) in which it last began to
     # run, at its start or its redrive: what it answers is that lifetime's.
     began_in_epoch: int = 0
+    ended_in_epoch: int | None = None  # the lifetime in which it was last seen ended
     stopped: int = 0  # how many times the schedule stopped it or timed it out
     redriven: int = 0
 

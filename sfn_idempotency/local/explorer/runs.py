@@ -11,8 +11,8 @@ from typing import Any
 
 from sfn_idempotency.local.controls import call_origins
 from sfn_idempotency.local.controls.calls import Reply
-from sfn_idempotency.local.controls.faults import FunctionFailure
-from sfn_idempotency.local.explorer.schedules import FUNCTION_FAULTS, Fault
+from sfn_idempotency.local.controls.faults import FunctionFailure, FunctionResult
+from sfn_idempotency.local.explorer.schedules import FUNCTION_FAULTS, LARGE_RESULTS, Fault, large_result
 
 GATE_DEADLINE_SECONDS = 60.0  # a gate the schedule never opened lets its call go on
 HTTP_ERRORS_FROM = 300
@@ -136,7 +136,9 @@ class CallObserver:
         self.gates: list[Gate] = []
         self.events: list[str] = []  # what happened in calls during the step now running
 
-    def __call__(self, function: str, event: Any, run_code: Callable[[], bool]) -> FunctionFailure | None:
+    def __call__(
+        self, function: str, event: Any, run_code: Callable[[], bool]
+    ) -> FunctionFailure | FunctionResult | None:
         subject = self._context.origin()
         if subject is None:
             return None  # a helper's call (the release workflow's): neither held nor failed
@@ -145,16 +147,19 @@ class CallObserver:
             fault = self.armed.take_fault(function)
         run = self._file_run(function, subject) if function in self._context.watched else None
         abandoned = self._held(function, subject, run) if hold else False
-        if fault is not None:
-            error_type, code_runs_first = FUNCTION_FAULTS[fault.kind]
-            if code_runs_first:
-                run_code()
-            self._ended(run, UNACKNOWLEDGED if code_runs_first else FAILED)
-            self._note(f"{function} answered {error_type} ({fault.kind})")
-            return FunctionFailure(error_type, f"Injected by the explorer: {fault.kind}")
-        errored = run_code()
-        self._ended(run, FAILED if errored else ABANDONED if abandoned else RETURNED)
-        return None
+        if fault is None or fault.kind in LARGE_RESULTS:
+            errored = run_code()
+            self._ended(run, FAILED if errored else ABANDONED if abandoned else RETURNED)
+            if fault is None or errored:
+                return None
+            self._note(f"{function} answered a result of {fault.kind.removeprefix('answered ')}")
+            return FunctionResult(large_result(fault.kind))
+        error_type, code_runs_first = FUNCTION_FAULTS[fault.kind]
+        if code_runs_first:
+            run_code()
+        self._ended(run, UNACKNOWLEDGED if code_runs_first else FAILED)
+        self._note(f"{function} answered {error_type} ({fault.kind})")
+        return FunctionFailure(error_type, f"Injected by the explorer: {fault.kind}")
 
     def before_call(self, service: str, operation: str, params: dict[str, Any]) -> Reply | None:
         """A Task state's AWS call begins: a run, if the state is watched (a Lambda Task's run is

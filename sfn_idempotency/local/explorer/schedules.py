@@ -32,6 +32,10 @@ FUNCTION_FAULTS = {
     "timed out": ("Sandbox.Timedout", False),
     "timed out after its effect": ("Sandbox.Timedout", True),
 }
+# Results a schedule may give a watched function (a business step) instead of its own, after its
+# code ran: the size of its JSON text, near Step Functions' 256 KiB quota for a state's data; one
+# fits, the other does not (the flow keeps its key as RESULT_TOO_LARGE).
+LARGE_RESULTS = {"answered 250 KB": 250_000, "answered 300 KB": 300_000}
 INJECTED_ERRORS = frozenset(
     {
         *(code for code, _, _ in DYNAMODB_FAULTS.values()),
@@ -39,6 +43,18 @@ INJECTED_ERRORS = frozenset(
     }
 )
 MAX_CONSECUTIVE_FAULTS = 2  # transient faults: an outage that outlasts every Retry is not explored
+
+
+def large_result(kind: str) -> dict[str, str]:
+    """The result of ``LARGE_RESULTS[kind]`` bytes of JSON text (compact, as Step Functions counts it)."""
+    return {"explorer": "x" * (LARGE_RESULTS[kind] - len('{"explorer":""}'))}
+
+
+def function_fault_kinds(function: str, surface: Surface) -> list[str]:
+    """What a call of ``function`` may be given: any function an error; a watched one a large result
+    when the target says its flow takes them."""
+    sized = surface.large_results and function in surface.watched
+    return sorted(FUNCTION_FAULTS) + (sorted(LARGE_RESULTS) if sized else [])
 
 
 @dataclass(frozen=True)
@@ -140,6 +156,7 @@ class Surface:
     requests: int = 1
     redrivable: bool = True  # Standard executions: stopped and redriven
     helpers: bool = False  # other workflows that react to its executions (the release workflow)
+    large_results: bool = False  # its watched functions may answer results near the 256 KiB quota
     max_steps: int = 7
 
 
@@ -200,7 +217,8 @@ def _fault_points(surface: Surface) -> list[str]:
 
 def _faults(surface: Surface) -> st.SearchStrategy[Fault]:
     def fault_for(operation: str) -> st.SearchStrategy[Fault]:
-        kinds = sorted(FUNCTION_FAULTS if operation.startswith("lambda:") else DYNAMODB_FAULTS)
+        service, _, name = operation.partition(":")
+        kinds = function_fault_kinds(name, surface) if service == "lambda" else sorted(DYNAMODB_FAULTS)
         return st.builds(
             Fault,
             operation=st.just(operation),
@@ -218,8 +236,9 @@ def canonical(surface: Surface) -> list[Schedule]:
     """The sweep that runs before any random schedule: for every moment an execution can be held
     at (inside each call, before each Task), the stories that break protocols: a duplicate then,
     an operator's stop or a time-out then, followed by a duplicate, a redrive or both (in either
-    order), a release workflow that comes late, the clock past the lease; and every fault at the
-    first run. The stories take turns, so that any part of the sweep holds every kind."""
+    order), a release workflow that comes late, the clock past the lease; and every fault (and
+    large result) at the first run. The stories take turns, so that any part of the sweep holds
+    every kind."""
     held = [Hold(function=name) for name in surface.watched] + [
         Hold(function=name) for name in surface.functions if name not in surface.watched
     ]
@@ -251,13 +270,15 @@ def canonical(surface: Surface) -> list[Schedule]:
                     Step("release"),
                 ]
             )
-    faults = []
+    faults: list[Schedule] = []
+    large: list[Schedule] = []  # a family of their own: every part of the sweep has both sizes
     for operation in _fault_points(surface):
-        kinds = FUNCTION_FAULTS if operation.startswith("lambda:") else DYNAMODB_FAULTS
-        for kind in sorted(kinds):
+        service, _, name = operation.partition(":")
+        kinds = function_fault_kinds(name, surface) if service == "lambda" else sorted(DYNAMODB_FAULTS)
+        for kind in kinds:
             faulty = Step("start", faults=(Fault(operation, kind),), hold_helpers=surface.helpers)
-            faults.append(Schedule((faulty, start)))
-    families.append(faults)
+            (large if kind in LARGE_RESULTS else faults).append(Schedule((faulty, start)))
+    families += [faults, large]
     families.append([Schedule((start, Step("clock", past="expiry"), start))])
     turns = itertools.zip_longest(*families)
     return [schedule for turn in turns for schedule in turn if schedule is not None]

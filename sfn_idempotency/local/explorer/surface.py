@@ -49,6 +49,7 @@ def surface_of(target: Target, max_steps: int) -> Surface:
         requests=len(target.requests),
         redrivable=machine["type"] == "STANDARD",
         helpers=bool(target.helper_machines()),
+        large_results=target.large_results,
         max_steps=max_steps,
     )
 

@@ -56,7 +56,9 @@ class Target:
     beyond the flow's own and those the explorer injects. ``answer``: what of an output duplicates
     must agree on (default: all of it), or None for an output that answers an error a client may
     retry (an HTTP 409, say). ``via``: how requests reach the machine, when not by StartExecution
-    (an EventBridgeDelivery: each request is then an event's detail). ``invariants``: your own, over each schedule's outcome."""
+    (an EventBridgeDelivery: each request is then an event's detail). ``invariants``: your own, over each schedule's outcome.
+    ``large_results``: the watched functions may be given results near Step Functions' 256 KiB
+    quota (one that fits, one that does not), for a flow that must keep its promise at the limit."""
 
     cloud: LocalCloud
     state_machine_arn: str
@@ -69,6 +71,7 @@ class Target:
     answer: Callable[[Any], Any] = field(default=lambda output: output)
     invariants: Sequence[Invariant] = ()
     via: EventBridgeDelivery | None = None
+    large_results: bool = False
 
     def __post_init__(self) -> None:
         if not self.requests:
@@ -92,8 +95,8 @@ class Target:
         **options: Any,
     ) -> Target:
         """An IdempotentService's workflow (or ``state_machine_arn``, a machine of its inline steps
-        or HTTP front door, with its own ``key``), its business Lambda watched, its table's records,
-        its key's JMESPath."""
+        or HTTP front door, with its own ``key``), its business Lambda watched (results near the
+        limit included), its table's records, its key's JMESPath."""
         return cls(
             service.cloud,
             state_machine_arn or service.state_machine_arn,
@@ -101,7 +104,7 @@ class Target:
             watch=[service.business_function],
             key=key or service.settings.event_key_jmespath,
             tables=[service.table_name],
-            **options,
+            **{"large_results": True, **options},
         )
 
     def identity(self, request: Any) -> Any:

@@ -27,6 +27,7 @@ from sfn_idempotency.local.engine.lambdas import (
     cold_start,
     error_payload,
     exit_payload,
+    marshalled,
 )
 from sfn_idempotency.local.runtimes import code_folders
 from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
@@ -134,7 +135,7 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
     if worker.is_alive():
         outcome = timed_out(context.aws_request_id, function.timeout)
     else:
-        outcome = _outcome(result, context, folder)
+        outcome = _outcome(result, context, folder, str(function.run_time))
     duration_ms = (time.monotonic() - started) * 1000
     outcome.log = log_lines(
         context.aws_request_id, context.function_version, context.memory_limit_in_mb, duration_ms
@@ -206,18 +207,15 @@ def _runtime_fault(
     }
 
 
-def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path) -> Outcome:
+def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path, run_time: str) -> Outcome:
     if "exit" in result:
         return Outcome(
             json.dumps(exit_payload(result["exit"], context.aws_request_id)).encode(), errored=True
         )
     if "error" in result:
         return Outcome(json.dumps(_function_error(result["error"], context, folder)).encode(), errored=True)
-    value = result.get("value")
-    if isinstance(value, bytes | bytearray):
-        return Outcome(bytes(value), errored=False)
     try:
-        return Outcome(json.dumps(value).encode(), errored=False)
+        return Outcome(marshalled(result.get("value"), run_time), errored=False)
     except (TypeError, ValueError) as error:
         return Outcome.error("Runtime.MarshalError", f"Unable to marshal response: {error}")
 

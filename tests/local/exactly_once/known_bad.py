@@ -59,6 +59,7 @@ def target_of(service: IdempotentService) -> Target:
         watch=[service.business_function],
         key="orderId",
         tables=[service.table_name],
+        large_results=True,
     )
 
 
@@ -93,6 +94,17 @@ def without_release_in_catch(cloud: LocalCloud, folder: Path) -> Target:
     for catcher in definition["States"]["Execute"]["Catch"]:
         if catcher["Next"] == "Release":
             catcher["Next"] = "RouteBusinessError"
+    return service_target(cloud, definition, folder)
+
+
+def release_a_result_too_large(cloud: LocalCloud, folder: Path) -> Target:
+    """A result too large to carry or record releases its key, as any failure does (this project's
+    design before issue 72): the order was placed, and the retry places it again."""
+    definition = flow()
+    for state in ("Execute", "Complete"):
+        for catcher in definition["States"][state]["Catch"]:
+            if catcher["Next"] == "KeepResultTooLarge":
+                catcher["Next"] = "Release"
     return service_target(cloud, definition, folder)
 
 
@@ -199,4 +211,5 @@ KNOWN_BAD = (
     KnownBad("the redrive-unsafe design", invariants.TWO_SUCCESSES, redrive_unsafe_design),
     KnownBad("payment outside the idempotent step", invariants.RAN_AFTER_COMPLETED, payment_outside_the_step),
     KnownBad("claim over a claim in progress", invariants.OVERLAP, claim_over_a_claim_in_progress),
+    KnownBad("a result too large releases its key", invariants.TWO_SUCCESSES, release_a_result_too_large),
 )
