@@ -11,6 +11,8 @@ from pathlib import Path
 
 from tests import REPOSITORY_ROOT
 from tests.installed.conftest import UserEnvironment
+from tests.local.exactly_once import forms as flow_forms
+from tests.local.exactly_once import known_bad
 
 WORKFLOWS = REPOSITORY_ROOT / "tests" / "local" / "exactly_once"
 CHECKOUT = REPOSITORY_ROOT / "tests" / "apps" / "checkout"
@@ -108,8 +110,8 @@ def test_the_wheel_finds_every_known_bad_workflow_and_passes_every_form(
     # Then each known-bad workflow breaks the invariant it is known for, and every form passes
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     bad = [line for line in lines if "bad" in line]
-    assert len(bad) == 8
+    assert len(bad) == len(known_bad.KNOWN_BAD)
     assert all(line["expected"] in line["broken"] for line in bad), bad
     forms = [line for line in lines if "form" in line]
-    assert len(forms) == 8
+    assert len(forms) == len(flow_forms.EVERY_FORM)
     assert all(line["passed"] and line["schedules"] == 40 for line in forms), forms
