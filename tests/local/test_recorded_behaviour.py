@@ -285,6 +285,134 @@ def test_an_invalid_definition_is_refused_with_its_code(local_cloud: LocalCloud)
         local_cloud.sfn.create_state_machine(name="broken", definition='{"StartAt": "A"}', roleArn=ROLE)
 
 
+def _pass(**fields: Any) -> dict[str, Any]:
+    return {"StartAt": "P", "States": {"P": {"Type": "Pass", **fields, "End": True}}}
+
+
+@pytest.mark.parametrize(
+    ("definition", "message", "location"),
+    [
+        (
+            {"StartAt": "C", "States": {"C": {"Type": "Choice", "Default": "D"}, "D": {"Type": "Succeed"}}},
+            "The field 'Choices' is required but was missing",
+            "/States/C",
+        ),
+        (
+            {
+                "StartAt": "C",
+                "States": {"C": {"Type": "Choice", "Choices": [], "Default": "D"}, "D": {"Type": "Succeed"}},
+            },
+            "Value cannot be empty",
+            "/States/C/Choices",
+        ),
+        (
+            {"StartAt": "B", "States": {"B": {"Type": "Parallel", "End": True}}},
+            "The field 'Branches' is required but was missing",
+            "/States/B",
+        ),
+        (
+            _pass(InputPath="$..[[["),
+            "The value for the field 'InputPath' must be a valid JSONPath",
+            "/States/P",
+        ),
+        (
+            _pass(ResultPath="$.a[("),
+            "The value for the field 'ResultPath' must be a valid JSONPath",
+            "/States/P",
+        ),
+        (
+            _pass(Parameters={"order": {"id.$": "$..[[["}}),
+            "The value for the field 'id.$' must be a valid JSONPath or a valid intrinsic function call",
+            "/States/P/Parameters/order",
+        ),
+    ],
+    ids=[
+        "choice without choices",
+        "choice with no rules",
+        "parallel without branches",
+        "input path",
+        "result path",
+        "a parameter's path",
+    ],
+)
+def test_a_definition_aws_refuses_is_refused_at_creation_and_validation_in_its_words(
+    local_cloud: LocalCloud, definition: dict[str, Any], message: str, location: str
+):
+    # When the definition is created, and validated
+    text = json.dumps(definition)
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition) as refused:
+        local_cloud.sfn.create_state_machine(name="refused", definition=text, roleArn=ROLE)
+    validated = local_cloud.sfn.validate_state_machine_definition(definition=text)
+
+    # Then both say why, as AWS words a schema failure (recorded: "The field 'RoleArn' is required but
+    # was missing at /States/State0/Credentials", "Value cannot be empty at /States/StateName/Branches",
+    # "The value for the field 'parsed.$' must be a valid JSONPath or a valid intrinsic function call
+    # at /States/IntrinsicEscape/Parameters"); moto accepted each and failed every execution with
+    # Python's exception as the cause
+    assert refused.value.response["Error"]["Message"] == (
+        f"Invalid State Machine Definition: 'SCHEMA_VALIDATION_FAILED: {message} at {location}'"
+    )
+    assert validated["result"] == "FAIL"
+    assert validated["diagnostics"] == [
+        {"severity": "ERROR", "code": "SCHEMA_VALIDATION_FAILED", "message": message, "location": location}
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["$", "$.detail.my-key", "$['a b'].c", "$.items[?(@.price > 10)]", "$..book[0]", "$.a[*].b", "$.a[1:2]"],
+)
+def test_a_path_aws_reads_is_accepted_everywhere_a_path_goes(local_cloud: LocalCloud, path: str):
+    # Given a JSONPath AWS's JSONPath reads, as a state's path, a parameter's, a context path and a
+    # variable's member
+    definition = _pass(
+        InputPath=path,
+        Parameters={
+            "here.$": path,
+            "context.$": "$$.Execution.Id",
+            "intrinsic.$": "States.Format('{}', $.a)",
+        },
+        ResultPath="$.out",
+        Assign={"order.$": path},
+    )
+    # When it is validated, Then nothing is refused (never stricter than AWS)
+    validated = local_cloud.sfn.validate_state_machine_definition(definition=json.dumps(definition))
+    assert validated["result"] == "OK", validated["diagnostics"]
+
+
+def test_a_jsonata_expression_that_is_not_jsonata_fails_in_jsonata_s_words(local_cloud: LocalCloud):
+    # Given a JSONata state whose expression does not parse (no recording shows AWS refusing one at
+    # creation, so the engine does not)
+    definition = {"QueryLanguage": "JSONata", **_pass(Output="{% $$$( %}")}
+    arn = local_cloud.sfn.create_state_machine(
+        name="jsonata", definition=json.dumps(definition), roleArn=ROLE
+    )
+
+    # When it runs
+    result = local_cloud.run(arn["stateMachineArn"], {})
+
+    # Then it fails States.QueryEvaluationError with JSONata's words, never a Python exception's name
+    # (moto: States.Runtime, "IllegalJSONataVariableReference()")
+    assert result.error == "States.QueryEvaluationError"
+    assert result.cause.endswith(
+        "The JSONata expression '$$$(' threw an error during evaluation: Expected ) before end of expression"
+    )
+
+
+@pytest.mark.parametrize("name", ["bad name/with*chars", "tab\tname", "brace{name}", "dollar$name"])
+def test_an_execution_name_aws_refuses_is_invalid_name(local_cloud: LocalCloud, name: str):
+    # Given a state machine
+    arn = local_cloud.sfn.create_state_machine(name="names", definition=json.dumps(_pass()), roleArn=ROLE)[
+        "stateMachineArn"
+    ]
+    # When an execution is started under a name with a character AWS forbids, Then it is refused as
+    # AWS refuses it (recorded for activities' names: InvalidName), and nothing runs
+    with pytest.raises(local_cloud.sfn.exceptions.InvalidName) as refused:
+        local_cloud.sfn.start_execution(stateMachineArn=arn, name=name)
+    assert refused.value.response["Error"]["Message"] == f"Invalid Name: '{name}'"
+    assert local_cloud.sfn.list_executions(stateMachineArn=arn)["executions"] == []
+
+
 @pytest.mark.parametrize(
     ("execution_input", "words"),
     [

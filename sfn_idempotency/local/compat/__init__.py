@@ -80,6 +80,10 @@ moto_core (moto's plumbing, under every service)
        built once per process (it built 1,288 of them at every start).
   97. [L46] An action moto has not implemented is an HTTP 501 ``NotImplemented`` answer in the
       service's protocol (moto raised out of the request: a traceback, a KeyError as the cause).
+  149. [L19] A JSON service's request whose body is not a JSON object of its members' kinds is
+       refused 400 ``SerializationException`` in AWS's words (moto failed on it: HTTP 500, HTML).
+  150. [L19] An exception escaping a service's handling of a served request is 500
+       ``InternalFailure`` in the service's protocol and one log line (werkzeug: an HTML page).
 
 moto_server (moto's HTTP server, which ``serve`` runs)
   112. [speed] Connections are kept between requests whose bodies are framed by their length
@@ -135,6 +139,8 @@ answers (the Step Functions API)
       prefix: …'" (recorded).
   105. [L19] An execution input that is not JSON is refused in AWS's words, Jackson's (moto's
       were Python's), and so is NaN or Infinity, which Jackson does not read (moto took them).
+  151. [L12] An execution's name is held to the rules of every Step Functions name (``Invalid
+       Name: '<name>'``; moto's parser backend started an execution under any name).
   14. [L14] StartSyncExecution runs an Express workflow within the request; Standard is refused;
       the answer has ``billingDetails`` (duration rounded up to 100 ms, 64 MB).
   17. [L17] CreateStateMachine under a taken name returns the machine only for the same request.

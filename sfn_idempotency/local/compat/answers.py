@@ -1,5 +1,5 @@
 """The Step Functions API's answers: executions, state machines, StartSyncExecution, errors (fixes 3,
-5, 12, 14, 17 to 21, 72, 75, 105, and 64, speed)."""
+5, 12, 14, 17 to 21, 72, 75, 105, 151, and 64, speed)."""
 
 from __future__ import annotations
 
@@ -66,6 +66,22 @@ sync_executions: dict[str, Any] = {}
 sync_executions_lock = threading.Lock()
 
 
+def _names_checked(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fix 151: an execution's name is held to the rules of every Step Functions name (moto's own
+    check: no white space, brackets, wildcards, ``"#%\\^|~`$&,;:/``, control characters; at most 80
+    characters), as a state machine's and an activity's are: ``Invalid Name: '<name>'`` (recorded
+    for activities). moto's parser backend started an execution under any name."""
+
+    def start_execution(
+        self: Any, state_machine_arn: str, name: str | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        if name:
+            self._validate_name(name)
+        return original(self, state_machine_arn, name, *args, **kwargs)
+
+    return start_execution
+
+
 def _start_sync_execution(
     self: Any, state_machine_arn: str, name: str | None = None, execution_input: str | None = None
 ) -> dict[str, Any]:
@@ -73,6 +89,8 @@ def _start_sync_execution(
     from moto.stepfunctions.exceptions import InvalidExecutionInput
     from moto.stepfunctions.parser.backend.execution import SyncExecution
 
+    if name:
+        self._validate_name(name)
     state_machine = self.describe_state_machine(state_machine_arn)
     if state_machine.type != "EXPRESS":
         raise StateMachineTypeNotSupportedError(
@@ -199,13 +217,13 @@ def execution_input_refusal(text: str) -> str | None:
     except _NonNumericNumber as error:
         why = f"Non-standard token '{error}': enable `JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS` to allow"
     except json.JSONDecodeError as error:
-        why = _jackson_refusal(error)
+        why = jackson_refusal(error)
     else:
         return None
     return f"Invalid State Machine Execution Input: '{why}'"
 
 
-def _jackson_refusal(error: json.JSONDecodeError) -> str:
+def jackson_refusal(error: json.JSONDecodeError) -> str:
     """Python's refusal of a JSON text in the words Jackson's parser uses at the same character."""
     text, at = error.doc, error.pos
     if error.msg.startswith("Unterminated string"):
@@ -748,6 +766,7 @@ PATCHES: tuple[Patch, ...] = (
         72, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "update_map_run", _unknown_map_run_named
     ),
     Patch(72, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "_get_executions", keep),
+    Patch(151, f"{_PARSER_MODELS_MODULE}:StepFunctionsParserBackend", "start_execution", _names_checked),
     Patch(75, "moto.stepfunctions.models:StepFunctionBackend", "_validate_machine_arn", _arn_prefix_checked),
     Patch(
         75, "moto.stepfunctions.models:StepFunctionBackend", "_validate_execution_arn", _arn_prefix_checked

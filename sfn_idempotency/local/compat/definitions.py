@@ -113,6 +113,9 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
                 f"{where}/Resource",
             )
         state_language = state.get("QueryLanguage", language)
+        yield from _required_fields(state, where)
+        if state_language == "JSONPath":
+            yield from _paths_that_are_not_jsonpath(state, where)
         if state.get("Type") == "Wait" and not _is_timestamp(state.get("Timestamp"), state_language):
             yield Diagnostic(SCHEMA, "String does not match RFC3339 timestamp", f"{where}/Timestamp")
         if machine_type == "EXPRESS" and _ACTIVITY_ARN.match(resource):
@@ -128,6 +131,81 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
         for processor in ("ItemProcessor", "Iterator"):
             if isinstance(state.get(processor), dict):
                 yield from _structure(state[processor], f"{where}/{processor}", machine_type, inner)
+
+
+# The field each state type cannot do without, that moto's parser did not ask for (a Choice) or
+# refused in its own Python words (a Parallel: its props' repr).
+_REQUIRED_FIELDS = {"Choice": "Choices", "Parallel": "Branches"}
+
+
+def _required_fields(state: dict[str, Any], where: str) -> Iterator[Diagnostic]:
+    """AWS's words for a missing field and an empty list (recorded for a Credentials' RoleArn and
+    a Parallel's Branches); moto accepted a Choice without rules and failed each execution with
+    Python's AttributeError."""
+    field = _REQUIRED_FIELDS.get(str(state.get("Type")))
+    if field is None:
+        return
+    if field not in state:
+        yield Diagnostic(SCHEMA, f"The field '{field}' is required but was missing", where)
+    elif state[field] == []:
+        yield Diagnostic(SCHEMA, "Value cannot be empty", f"{where}/{field}")
+
+
+# A JSONPath state's fields that hold a path, and the fields whose ``.$`` members hold one.
+_PATH_FIELDS = ("InputPath", "OutputPath", "ResultPath", "ItemsPath")
+_TEMPLATE_FIELDS = ("Parameters", "ResultSelector", "ItemSelector", "Assign")
+# A path's head: the context object's ($$), a variable's ($name), or the state's data ($).
+_PATH_HEAD = re.compile(r"^\$(\$|[A-Za-z_][A-Za-z0-9_]*)?")
+
+
+def _paths_that_are_not_jsonpath(state: dict[str, Any], where: str) -> Iterator[Diagnostic]:
+    """Paths AWS refuses when the machine is created (recorded for a ``.$`` member: "must be a
+    valid JSONPath or a valid intrinsic function call", at the object that holds it), read by the
+    JSONPath parser that runs them; moto accepted them and failed each execution with the parser's
+    Python exception as the cause. Intrinsic functions are the interpreter's parser's to judge."""
+    for field in _PATH_FIELDS:
+        value = state.get(field)
+        if isinstance(value, str) and not _is_jsonpath(value):
+            yield Diagnostic(SCHEMA, f"The value for the field '{field}' must be a valid JSONPath", where)
+    for field in _TEMPLATE_FIELDS:
+        yield from _template_paths(state.get(field), f"{where}/{field}")
+
+
+def _template_paths(template: Any, at: str) -> Iterator[Diagnostic]:
+    if isinstance(template, list):
+        for index, item in enumerate(template):
+            yield from _template_paths(item, f"{at}[{index}]")
+    if not isinstance(template, dict):
+        return
+    for key, value in template.items():
+        if (
+            key.endswith(".$")
+            and isinstance(value, str)
+            and value.startswith("$")
+            and not _is_jsonpath(value)
+        ):
+            yield Diagnostic(
+                SCHEMA,
+                f"The value for the field '{key}' must be a valid JSONPath or a valid intrinsic function call",
+                at,
+            )
+        elif not key.endswith(".$"):
+            yield from _template_paths(value, f"{at}/{key}")
+
+
+def _is_jsonpath(path: str) -> bool:
+    """Whether the JSONPath parser the interpreter reads paths with reads ``path`` (its head made
+    the state's data's: ``$$.Execution.Id`` and ``$order.id`` are paths into another document)."""
+    from jsonpath_ng.ext.parser import parse
+
+    head = _PATH_HEAD.match(path)
+    if head is None:
+        return False
+    try:
+        parse("$" + path[head.end() :])
+    except Exception:  # the parser's lexer and parser errors, of several classes
+        return False
+    return True
 
 
 def unknown_state_type(where: str) -> Diagnostic:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from moto.stepfunctions.parser.asl.jsonata.jsonata import JSONataException
+from moto.stepfunctions.parser.asl.jsonata.jsonata import IllegalJSONataVariableReference, JSONataException
 
 from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
 from sfn_idempotency.local.compat.patching import Patch, keep
@@ -102,7 +102,12 @@ def _context_references_allowed(original: Callable[[str], set[str]]) -> Callable
 
     def variable_references(expression: str) -> set[str]:
         # moto's pattern captures a lone $ or $$ as a whole token; without them nothing raises.
-        return original(_CONTEXT_REFERENCE.sub(" ", expression)) if expression else set()
+        try:
+            return original(_CONTEXT_REFERENCE.sub(" ", expression)) if expression else set()
+        except IllegalJSONataVariableReference:
+            # What is left is not JSONata (``$$$(``): its evaluation fails with JSONata's own words
+            # as States.QueryEvaluationError (fix 15), not with this exception's name as a cause.
+            return set()
 
     return variable_references
 

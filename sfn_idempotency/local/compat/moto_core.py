@@ -1,5 +1,5 @@
 """moto's own plumbing, under every service (fixes 57, 81, 101, 111, 122, 124, 127, 128, 133 and
-143, speed: no behaviour changes; fix 97).
+143, speed: no behaviour changes; fixes 97, 149 and 150).
 
 57. Every look-up of a service's backend (``dynamodb_backends[account][region]``, many per Task)
     took moto's one global lock, listed the accounts and searched the registry of backends by
@@ -56,6 +56,20 @@
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
     error answer in the service's protocol, HTTP 501 ``NotImplemented``, that names the action,
     so a Task fails with the service's error name and a sentence.
+149. A request to a JSON service (Step Functions, DynamoDB, EventBridge, SQS...) that ``serve``
+     answers, whose body is not UTF-8, not JSON, not an object, or whose members are not of the
+     kinds its API model gives them (an ARN given as a number, an input given as an object), is
+     refused 400 ``SerializationException`` in the words of AWS's request framework (Coral:
+     "class java.lang.Boolean can not be converted to an String", recorded), Jackson's for a text
+     that is not JSON, before moto reads it: moto failed on it (``'NoneType' object has no
+     attribute 'rpartition'``, ``KeyError: 'TableName'``), an HTTP 500 page and a traceback.
+     An empty body, or ``null``, is an empty request. A member the operation requires that is
+     missing is refused 400 ``ValidationException`` in Coral's words ("1 validation error
+     detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null").
+150. An exception that escapes a service's handling of a request ``serve`` answers (an engine
+     bug) is answered 500 ``InternalFailure`` in the service's protocol, with AWS's words for it,
+     and one line in the log instead of a traceback; werkzeug answered an HTML page. In process
+     (the interpreter's own calls) it still raises, where the caller's tests see it.
 """
 
 from __future__ import annotations
@@ -64,13 +78,18 @@ import functools
 import importlib
 import importlib.util
 import json
+import logging
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
+from sfn_idempotency.local.compat.answers import jackson_refusal, read_json_text
 from sfn_idempotency.local.compat.patching import Patch, kept_on
+
+_LOG = logging.getLogger("sfn_idempotency.local")
 
 
 def _known_accounts_without_the_lock(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
@@ -104,6 +123,220 @@ def _unimplemented_as_an_answer(original: Callable[[Any], Any]) -> Callable[[Any
 
 
 NOT_IMPLEMENTED = 501
+BAD_REQUEST = 400
+INTERNAL_FAILURE = 500
+SERIALIZATION_EXCEPTION = "SerializationException"
+VALIDATION_EXCEPTION = "ValidationException"
+# AWS's common error's words (the APIs' "Common Errors": InternalFailure, HTTP 500).
+INTERNAL_FAILURE_MESSAGE = (
+    "The request processing has failed because of an unknown error, exception or failure."
+)
+# How Coral, AWS's request framework, names a JSON value's class, and each kind of member it
+# converts one to (recorded: "class java.lang.Boolean can not be converted to an String").
+_CORAL_VALUES = {
+    bool: "java.lang.Boolean",
+    int: "com.amazon.coral.value.json.numbers.TruncatingBigNumber",
+    float: "com.amazon.coral.value.json.numbers.TruncatingBigNumber",
+    str: "java.lang.String",
+}
+_CORAL_KINDS = {
+    "string": "String",
+    "blob": "ByteBuffer",
+    "boolean": "Boolean",
+    "integer": "Integer",
+    "long": "Long",
+    "float": "Float",
+    "double": "Double",
+    "timestamp": "Date",
+    "structure": "Map",
+    "map": "Map",
+    "list": "List",
+}
+_NUMBERS = frozenset({"integer", "long", "float", "double", "timestamp"})
+
+
+def _checked_and_answered(original: Callable[..., Any]) -> Callable[..., Any]:
+    """Fixes 149 and 150, around one request's dispatch to its service's responses class."""
+
+    def dispatch(self: Any, request: Any, full_url: Any = None, headers: Any = None) -> Any:
+        from werkzeug.exceptions import HTTPException
+
+        if not getattr(request, "from_wsgi_server", False):
+            return original(self, request, full_url, headers)
+        try:
+            refusal = _json_body_refusal(self, request)
+            return refusal or original(self, request, full_url, headers)
+        except HTTPException:
+            raise  # an answer moto means (5.2.5's errors), which its server writes
+        except Exception as error:
+            _LOG.warning(
+                "serve: %s %s failed inside the engine: %s: %s",
+                self.service_name,
+                request.headers.get("X-Amz-Target") or request.path,
+                type(error).__name__,
+                error,
+            )
+            return _error_answer(self, request, INTERNAL_FAILURE, "InternalFailure", INTERNAL_FAILURE_MESSAGE)
+
+    return dispatch
+
+
+def _json_body_refusal(response: Any, request: Any) -> tuple[int, dict[str, str], str] | None:
+    """Fix 149: why a JSON request's body cannot be its operation's members, in AWS's words."""
+    model = _service_model(response)
+    if model is None or model.protocol not in _JSON_PROTOCOLS:
+        return None
+    operation = _operation(model, response, request)
+    if operation is None or operation.input_shape is None:
+        return None  # an unknown operation: fix 20 answers it
+    raw = request.get_data()
+    body_members = _body_members(operation.input_shape)
+    if model.protocol == "rest-json" and (body_members is None or not raw.strip()):
+        return None  # the members are in the path, the query, the headers, or a raw payload
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return _serialization_refusal(response, request, f"Invalid UTF-8 start byte 0x{raw[error.start]:02x}")
+    try:
+        members = read_json_text(text) if text.strip() else None
+    except json.JSONDecodeError as error:
+        return _serialization_refusal(response, request, jackson_refusal(error))
+    except ValueError as error:  # NaN, Infinity
+        return _serialization_refusal(response, request, f"Non-standard token '{error}'")
+    if members is None:
+        members = {}
+    if not isinstance(members, dict):
+        return _serialization_refusal(response, request, _kind_refused(members, operation.input_shape) or "")
+    for name, shape in (body_members or {}).items():
+        why = _kind_refused(members.get(name), shape)
+        if why is not None:
+            return _serialization_refusal(response, request, why)
+    missing = _missing_members(members, operation.input_shape) if model.protocol == "json" else None
+    if missing is None:
+        return None
+    return _error_answer(response, request, BAD_REQUEST, VALIDATION_EXCEPTION, missing)
+
+
+_JSON_PROTOCOLS = ("json", "rest-json")
+
+
+def _service_model(response: Any) -> Any:
+    from moto.core.responses import get_service_model
+
+    try:
+        return get_service_model(response.boto3_service_name)
+    except Exception:  # a service botocore does not model (moto's own API): nothing to check
+        return None
+
+
+def _operation(model: Any, response: Any, request: Any) -> Any:
+    """The operation a request calls: its X-Amz-Target's (JSON), or the one its path and method
+    match (REST)."""
+    from botocore.model import OperationNotFoundError
+
+    if model.protocol == "json":
+        try:
+            return model.operation_model(str(request.headers.get("X-Amz-Target") or "").rpartition(".")[2])
+        except OperationNotFoundError:
+            return None
+    from moto.core.responses import get_service_router
+
+    try:
+        return get_service_router(response.boto3_service_name).match(request)[0]
+    except Exception:  # no route: moto answers it as it does
+        return None
+
+
+def _body_members(shape: Any) -> dict[str, Any] | None:
+    """The members a request's JSON body holds: those not in its path, query or headers; None when
+    the body is a payload of its own (a blob, a document)."""
+    payload = shape.serialization.get("payload")
+    if payload is not None:
+        member = shape.members[payload]
+        return dict(member.members) if member.type_name == "structure" else None
+    return {
+        name: member for name, member in shape.members.items() if not member.serialization.get("location")
+    }
+
+
+def _serialization_refusal(response: Any, request: Any, why: str) -> tuple[int, dict[str, str], str]:
+    return _error_answer(response, request, BAD_REQUEST, SERIALIZATION_EXCEPTION, why)
+
+
+def _missing_members(members: dict[str, Any], shape: Any) -> str | None:
+    """Coral's validation of the members the operation requires, named as it names them."""
+    problems = [
+        f"Value null at '{name[:1].lower()}{name[1:]}' failed to satisfy constraint: Member must not be null"
+        for name in shape.required_members
+        if members.get(name) is None
+    ]
+    if not problems:
+        return None
+    count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
+    return f"{count}: {'; '.join(problems)}"
+
+
+def _kind_refused(value: Any, shape: Any) -> str | None:
+    """Coral's words for the first value (depth first) that is not of its member's kind, if any."""
+    kind = shape.type_name
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        if kind == "structure":
+            refusals = (_kind_refused(value.get(name), member) for name, member in shape.members.items())
+        elif kind == "map":
+            refusals = (_kind_refused(item, shape.value) for item in value.values())
+        else:
+            return "Start of structure or map found where not expected."
+        return next((refusal for refusal in refusals if refusal is not None), None)
+    if isinstance(value, list):
+        if kind != "list":
+            return "Start of list found where not expected"
+        return next((r for item in value if (r := _kind_refused(item, shape.member)) is not None), None)
+    if _scalar_fits(value, kind):
+        return None
+    return f"class {_CORAL_VALUES[type(value)]} can not be converted to an {_CORAL_KINDS.get(kind, kind)}"
+
+
+def _scalar_fits(value: Any, kind: str) -> bool:
+    """A text where a number is expected is read as a number when it is one (never stricter)."""
+    if kind in ("string", "blob"):
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool) or value in ("true", "false")
+    if kind in _NUMBERS:
+        if isinstance(value, str):
+            try:
+                float(value)
+            except ValueError:
+                return kind == "timestamp"  # an ISO 8601 text
+            return True
+        return not isinstance(value, bool)
+    return False  # a scalar where a structure, a map or a list is expected
+
+
+def _error_answer(
+    response: Any, request: Any, status: int, code: str, message: str
+) -> tuple[int, dict[str, str], str]:
+    """An error in the service's protocol: JSON for a JSON or REST-JSON service, else AWS's XML."""
+    request_id = str(uuid.uuid4())
+    headers = {"x-amzn-RequestId": request_id, "x-amzn-ErrorType": code}
+    model = _service_model(response)
+    targeted = bool(request.headers.get("X-Amz-Target"))
+    protocol = model.protocol if model is not None else "json" if targeted else "query"
+    if protocol in _JSON_PROTOCOLS:
+        version = model.metadata.get("jsonVersion", "1.0") if model is not None else "1.0"
+        headers["Content-Type"] = (
+            f"application/x-amz-json-{version}" if protocol == "json" else "application/json"
+        )
+        return status, headers, json.dumps({"__type": code, "message": message})
+    headers["Content-Type"] = "text/xml"
+    body = (
+        f"<ErrorResponse><Error><Type>{'Sender' if status < INTERNAL_FAILURE else 'Receiver'}</Type>"
+        f"<Code>{code}</Code><Message>{xml_escape(message)}</Message></Error>"
+        f"<RequestId>{request_id}</RequestId></ErrorResponse>"
+    )
+    return status, headers, body
 
 
 def _regions_listed_once(_original: Callable[..., list[str]]) -> Callable[..., list[str]]:
@@ -331,6 +564,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(111, "moto.backends", "list_of_moto_modules", _modules_listed_once),
     Patch(101, "botocore.session:Session", "get_available_regions", _regions_listed_once),
     Patch(97, "moto.core.responses:BaseResponse", "call_action", _unimplemented_as_an_answer),
+    Patch(149, "moto.core.responses:BaseResponse", "_dispatch", _checked_and_answered),
     Patch(
         57,
         "moto.core.base_backend:BackendDict",

@@ -21,6 +21,7 @@ from sfn_idempotency.console import ConsoleSettings, check_assets, with_console
 from sfn_idempotency.local import compat
 from sfn_idempotency.local.http.request_guard import AccessPolicy, guarded
 from sfn_idempotency.local.http.server import SHUTDOWN_POLL_SECONDS
+from sfn_idempotency.local.http.server_errors import answered_in_json, with_json_errors
 
 
 class PortInUseError(OSError):
@@ -90,12 +91,17 @@ class ServerBackend:
         self._saved_port = os.environ.get("MOTO_PORT")
         os.environ["MOTO_PORT"] = str(self.port)
         logging.getLogger("werkzeug").setLevel(logging.WARNING)  # no access log line per request
-        app = DomainDispatcherApplication(create_backend_app)
+        app = answered_in_json(DomainDispatcherApplication(create_backend_app))
         wsgi = guarded(app if self.console is None else with_console(app, self.console), self.access_policy)
         # As moto's ThreadedMotoServer does, with the request guard, then the console's files, in
-        # front of moto's dispatch. The handler is looked up now: fix 112 keeps its connections.
+        # front of moto's dispatch, whose errors are JSON. The handler is looked up now: fix 112 keeps
+        # its connections.
         self._server = make_server(
-            self.host, self.port, wsgi, True, request_handler=werkzeug_app.MotoRequestHandler
+            self.host,
+            self.port,
+            wsgi,
+            True,
+            request_handler=with_json_errors(werkzeug_app.MotoRequestHandler),
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": SHUTDOWN_POLL_SECONDS}, daemon=True
