@@ -904,6 +904,26 @@ def test_a_standard_execution_sends_running_then_its_end(local_cloud: LocalCloud
     assert succeeded["outputDetails"] == {"included": True}
     assert isinstance(succeeded["startDate"], int)
     assert succeeded["stopDate"] >= succeeded["startDate"]
+    # And each says, as recorded, the version and alias it ran (null: none) and its redrive
+    assert {key: running[key] for key in REDRIVE_AND_VERSION} == {
+        "stateMachineVersionArn": None,
+        "stateMachineAliasArn": None,
+        "redriveCount": 0,
+        "redriveDate": None,
+        "redriveStatus": "NOT_REDRIVABLE",
+        "redriveStatusReason": "Execution is RUNNING and cannot be redriven",
+    }
+    assert succeeded["redriveStatusReason"] == "Execution is SUCCEEDED and cannot be redriven"
+
+
+REDRIVE_AND_VERSION = (
+    "stateMachineVersionArn",
+    "stateMachineAliasArn",
+    "redriveCount",
+    "redriveDate",
+    "redriveStatus",
+    "redriveStatusReason",
+)
 
 
 def test_failed_and_stopped_executions_say_so(local_cloud: LocalCloud, tmp_path: Path):
@@ -925,6 +945,8 @@ def test_failed_and_stopped_executions_say_so(local_cloud: LocalCloud, tmp_path:
     ended = {event["status"]: event for event in read(4) if event["status"] != "RUNNING"}
     assert (ended["FAILED"]["error"], ended["FAILED"]["cause"]) == ("Nope", "because")
     assert ended["ABORTED"]["executionArn"] == stopped
+    # And a failed execution may be redriven: its event says so, with no reason
+    assert (ended["FAILED"]["redriveStatus"], ended["FAILED"]["redriveStatusReason"]) == ("REDRIVABLE", None)
 
 
 def test_an_express_execution_sends_no_status_change(local_cloud: LocalCloud):

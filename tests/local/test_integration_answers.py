@@ -287,3 +287,47 @@ def test_trace_and_function_request_ids_are_drawn_as_moto_draws_its_own(local_cl
     assert first["headers"]["X-Amzn-Trace-Id"] == second["headers"]["X-Amzn-Trace-Id"]
     assert re.fullmatch(r"Root=1-[0-9a-f]{8}-[0-9a-f]{24}", first["headers"]["X-Amzn-Trace-Id"])
     assert seen[1] == seen[2] == first["requestId"] == second["requestId"]
+
+
+def test_a_publish_to_a_topic_that_does_not_exist_says_so(local_cloud: LocalCloud):
+    # Given a Task publishing to a topic nobody created
+    missing = "arn:aws:sns:us-east-1:123456789012:missing"
+    states = {
+        "Publish": task("arn:aws:states:::sns:publish", {"TopicArn": missing, "Message": "hi"}, End=True)
+    }
+
+    # When it runs
+    result = local_cloud.run(machine(local_cloud, states, "Publish", name="publish"), {})
+
+    # Then it fails as recorded: SNS's NotFound, "Topic does not exist", in the SDK's cause format
+    # (fix 152; moto looked for a mobile endpoint of that ARN and said "Endpoint does not exist")
+    assert result.error == "SNS.NotFoundException"
+    assert re.fullmatch(
+        r"Topic does not exist \(Service: AmazonSNS; Status Code: 404; Error Code: NotFound; "
+        r"Request ID: \S+; Proxy: null\)",
+        result.cause,
+    )
+
+
+def test_a_dynamodb_task_given_a_null_member_is_refused_by_dynamodb_in_its_words(local_cloud: LocalCloud):
+    # Given a PutItem Task whose Item comes from a path that holds null
+    local_cloud.dynamodb.create_table(
+        TableName="orders",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    parameters = {"TableName": "orders", "Item.$": "$.item"}
+    states = {"Put": task("arn:aws:states:::dynamodb:putItem", parameters, End=True)}
+
+    # When it runs
+    result = local_cloud.run(machine(local_cloud, states, "Put", name="put-null"), {"item": None})
+
+    # Then, as recorded, the SDK leaves the null member out and DynamoDB's own validation refuses the
+    # request: DynamoDB.AmazonDynamoDBException, "Value null at 'item'" (fix 99 refused the state
+    # itself with States.Runtime; moto failed on the missing Item with Python's KeyError)
+    assert result.error == "DynamoDB.AmazonDynamoDBException"
+    assert result.cause.startswith(
+        "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not "
+        "be null (Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException;"
+    )

@@ -1164,3 +1164,24 @@ def test_a_publish_succeeds_when_a_subscribed_queue_does_not_exist(local_cloud: 
     result = local_cloud.run(machine(local_cloud, states, "Publish"), {})
     assert result.status == "SUCCEEDED", result.cause
     assert result.output["MessageId"]
+
+
+def test_an_execution_past_its_machine_s_timeout_says_when_it_stopped(local_cloud: LocalCloud):
+    # Given a machine whose TimeoutSeconds ends its execution in the middle of a Wait
+    definition = {
+        "TimeoutSeconds": 1,
+        "StartAt": "W",
+        "States": {"W": {"Type": "Wait", "Seconds": 30, "End": True}},
+    }
+    arn = local_cloud.sfn.create_state_machine(
+        name="timeout", definition=json.dumps(definition), roleArn=ROLE
+    )
+
+    # When it times out
+    execution = local_cloud.sfn.start_execution(stateMachineArn=arn["stateMachineArn"])["executionArn"]
+    assert local_cloud.wait(execution, 20).status == "TIMED_OUT"
+
+    # Then DescribeExecution answers its stopDate, as recorded (test_timeouts::test_global_timeout;
+    # moto answered one for SUCCEEDED, FAILED and ABORTED only)
+    described = local_cloud.sfn.describe_execution(executionArn=execution)
+    assert described["stopDate"] >= described["startDate"]

@@ -142,6 +142,10 @@ def test_an_alias_routes_by_weight_and_its_executions_name_it(local_cloud: Local
     )
     sfn.delete_state_machine_alias(stateMachineAliasArn=alias)
     sfn.delete_state_machine_alias(stateMachineAliasArn=alias)
+    # And an update of the alias that is gone is refused in AWS's words (recorded)
+    with pytest.raises(ClientError) as gone:
+        sfn.update_state_machine_alias(stateMachineAliasArn=alias, description="updated")
+    assert error_of(gone) == ("ResourceNotFound", "Request references a resource that does not exist.")
     sfn.delete_state_machine_version(stateMachineVersionArn=f"{machine}:2")
     sfn.delete_state_machine_version(stateMachineVersionArn=f"{machine}:2")
     # And version numbers are never reused

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sfn_idempotency.local.compat.answers import page_start, page_token, updatable_view
+from sfn_idempotency.local.compat.events import ALIAS_ARN
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _MODELS = "moto.stepfunctions.models"
@@ -20,7 +21,7 @@ _PARSER = "moto.stepfunctions.parser.models:StepFunctionsParserBackend"
 _RESPONSES = "moto.stepfunctions.responses:StepFunctionResponse"
 DEFAULT_PAGE_SIZE = 100
 _REVISION = "_sfn_local_revision_id"
-_ALIAS = "_sfn_local_alias_arn"
+_ALIAS = ALIAS_ARN
 _starting = threading.Lock()
 
 
@@ -291,6 +292,23 @@ def _idempotent_alias_deletion(original: Callable[[Any], Any]) -> Callable[[Any]
     return delete_state_machine_alias
 
 
+def _missing_alias_updates_refused_as_recorded(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """UpdateStateMachineAlias of an alias that is not there: ResourceNotFound, "Request references
+    a resource that does not exist." (recorded, ``test_update_no_such_alias_arn``); moto said
+    "State Machine Alias Does Not Exist: '<arn>'", DescribeStateMachineAlias's words."""
+
+    def update_state_machine_alias(self: Any) -> Any:
+        from moto.stepfunctions.exceptions import ResourceNotFound
+        from moto.stepfunctions.parser.api import ResourceNotFound as ServiceResourceNotFound
+
+        try:
+            return original(self)
+        except ResourceNotFound:
+            raise ServiceResourceNotFound("Request references a resource that does not exist.") from None
+
+    return update_state_machine_alias
+
+
 def _alias_pages_refused_as_recorded(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """ListStateMachineAliases refuses a bad ``nextToken`` in AWS's words, as every List does."""
 
@@ -332,5 +350,6 @@ PATCHES: tuple[Patch, ...] = (
     Patch(44, _RESPONSES, "untag_resource", _versions_are_not_tagged),
     Patch(44, _RESPONSES, "create_state_machine_alias", _checked_alias_routes),
     Patch(44, _RESPONSES, "delete_state_machine_alias", _idempotent_alias_deletion),
+    Patch(44, _RESPONSES, "update_state_machine_alias", _missing_alias_updates_refused_as_recorded),
     Patch(44, _RESPONSES, "list_state_machine_aliases", _alias_pages_refused_as_recorded),
 )

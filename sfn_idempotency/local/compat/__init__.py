@@ -226,6 +226,8 @@ services (moto's S3 and SNS, for every caller)
       the topic's ``SignatureVersion`` is 2 (moto always said 2), its Subject included.
   103. [L1] SQS SendMessage without a body is ``MissingParameter`` (moto failed in Python).
   104. [L1] An SNS Publish succeeds when a subscribed queue does not exist (moto failed the call).
+  152. [L21] SNS Publish to a topic that does not exist is ``NotFound``, "Topic does not exist"
+       (moto looked for a mobile endpoint of that ARN and said "Endpoint does not exist").
 
 http_task (HTTP Tasks; a capability: ``local/capabilities/http_task.py``)
   33. [L26] HTTP Tasks (http:invoke) call their endpoint with the connection's authorization and
@@ -275,7 +277,8 @@ versions (versions and aliases of a state machine; a capability: ``local/capabil
   44. [L34] PublishStateMachineVersion, ListStateMachineVersions (newest first, paged) and
       DeleteStateMachineVersion (refused while an alias routes to the version); nothing changed
       since the latest version publishes none; executions of a version or of an alias (a version
-      drawn by its weights) run that version, are the machine's, and name both.
+      drawn by its weights) run that version, are the machine's, and name both; an update of an
+      alias that is not there is refused in AWS's words.
 
 express (Express executions started with StartExecution)
   46. [L36] An Express execution's ARN is ``…:express:<machine>:<name>:<id>``; DescribeExecution,

@@ -445,11 +445,17 @@ def updatable_view(machine: Any) -> tuple[Any, ...]:
 
 
 def _described_execution(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """DescribeExecution says whether the input is included (``inputDetails``), as AWS does."""
+    """DescribeExecution says whether the input is included (``inputDetails``), as AWS does, and
+    when a timed-out execution stopped (recorded: ``test_timeouts::test_global_timeout``; moto answered a
+    ``stopDate`` for the other ended statuses only)."""
 
     def describe(self: Any) -> Any:
         answer = original(self)
         answer.result["inputDetails"] = {"included": True}
+        if "stopDate" not in answer.result and answer.result.get("status") == "TIMED_OUT":
+            execution = self.stepfunction_backend.describe_execution(answer.result["executionArn"])
+            if execution.stop_date is not None:
+                answer.result["stopDate"] = execution.stop_date
         return answer
 
     return describe
@@ -600,7 +606,7 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
         problems = [
             problem
             for name, shape in (operation.input_shape.members.items() if operation.input_shape else ())
-            if (problem := _constraint_broken(name, shape, request.get(name))) is not None
+            if (problem := constraint_broken(name, shape, request.get(name))) is not None
         ]
         if problems:
             count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
@@ -640,23 +646,23 @@ def _request_members(response: Any) -> dict[str, Any]:
     return members if isinstance(members, dict) else {}
 
 
-def _constraint_broken(name: str, shape: Any, value: Any) -> str | None:
+def constraint_broken(name: str, shape: Any, value: Any) -> str | None:
     """AWS's words for the first constraint of ``shape`` that ``value`` breaks, if any: ranges,
     lengths, enums and patterns, and those of a list's items and a structure's members, which AWS
     names by path (``routingConfiguration.1.member.weight``)."""
     if value is None:
         return None
-    problem = _own_constraint_broken(shape, value)
+    problem = _ownconstraint_broken(shape, value)
     if problem is not None:  # the value is rendered only for the message (an execution's input is long)
         return f"Value '{_as_java_renders(value, shape)}' at '{name}' failed to satisfy constraint: Member must {problem}"
     if shape.type_name == "list" and isinstance(value, list):
         for index, item in enumerate(value, start=1):
-            if (problem := _constraint_broken(f"{name}.{index}.member", shape.member, item)) is not None:
+            if (problem := constraint_broken(f"{name}.{index}.member", shape.member, item)) is not None:
                 return problem
     if shape.type_name == "structure" and isinstance(value, dict):
         for member, member_shape in shape.members.items():
             if (
-                problem := _constraint_broken(f"{name}.{member}", member_shape, value.get(member))
+                problem := constraint_broken(f"{name}.{member}", member_shape, value.get(member))
             ) is not None:
                 return problem
     return None
@@ -669,7 +675,7 @@ _RECORDED_ENUM_ORDER = {
 }
 
 
-def _own_constraint_broken(shape: Any, value: Any) -> str | None:
+def _ownconstraint_broken(shape: Any, value: Any) -> str | None:
     """What the value itself breaks (not its items or members), as the message goes on after
     "Member must"."""
     limits = shape.metadata

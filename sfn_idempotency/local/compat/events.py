@@ -21,6 +21,12 @@ from typing import Any
 
 from sfn_idempotency.local.compat.answers import epoch_ms, with_output_text
 from sfn_idempotency.local.compat.patching import Patch, keep
+from sfn_idempotency.local.compat.redrive_fields import (
+    REDRIVABLE_STATUSES,
+    not_redrivable_because,
+    redrive_count,
+    redrive_date,
+)
 
 _EVENTS_MODULE = "moto.events.models"
 _EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
@@ -29,6 +35,8 @@ _STATUS_CHANGE = "Step Functions Execution Status Change"
 # most; the Step Functions developer guide's EventBridge page names 248 KiB for the data).
 MAX_STATUS_EVENT_DATA_BYTES = 248 * 1024
 LOG = logging.getLogger(__name__)
+# On an execution started through an alias: the alias's ARN (the versions capability sets it).
+ALIAS_ARN = "_sfn_local_alias_arn"
 
 
 def _emit_when_started(original: Callable[[Any], None]) -> Callable[[Any], None]:
@@ -55,7 +63,9 @@ def _emit_status_change(execution: Any, status: str | None) -> None:
     # moto keeps the workflow type on the state machine's `type` (its `sm_type` is always STANDARD).
     if getattr(execution.state_machine, "type", None) != "STANDARD":  # TestState runs have none
         return
-    detail = status_change_detail(with_output_text(execution, execution.to_describe_output()), status)
+    description = with_output_text(execution, execution.to_describe_output())
+    now = status or str(getattr(description["status"], "value", description["status"]))
+    detail = status_change_detail(description, now, _versions_and_redrive(execution, now))
     events = events_backends[execution.account_id][execution.region_name]
     rules = getattr(events.event_buses.get("default"), "rules", {})
     if not any(_may_take(rule, detail) for rule in rules.values()):
@@ -92,9 +102,33 @@ def _leaves_out(filters: Any, value: str) -> bool:
     return isinstance(filters, list) and all(isinstance(f, str) for f in filters) and value not in filters
 
 
-def status_change_detail(description: dict[str, Any], status: str | None = None) -> dict[str, Any]:
+def _versions_and_redrive(execution: Any, status: str) -> dict[str, Any]:
+    """What the event says of the version and alias the execution ran, and of its redrive, each
+    null where it has none (recorded: ``test_event_bridge_events_base``)."""
+    machine = execution.state_machine
+    source = getattr(machine, "source_arn", None)  # a version's: the machine it is a version of
+    redrivable = status in REDRIVABLE_STATUSES
+    reason = (
+        not_redrivable_because(execution) if redrivable else f"Execution is {status} and cannot be redriven"
+    )
+    redriven = redrive_date(execution)
+    return {
+        **({"stateMachineArn": source} if source is not None else {}),
+        "stateMachineVersionArn": machine.arn if source is not None else None,
+        "stateMachineAliasArn": getattr(execution, ALIAS_ARN, None),
+        "redriveCount": redrive_count(execution),
+        "redriveDate": epoch_ms(redriven) if redriven is not None else None,
+        "redriveStatus": "REDRIVABLE" if reason is None else "NOT_REDRIVABLE",
+        "redriveStatusReason": reason,
+    }
+
+
+def status_change_detail(
+    description: dict[str, Any], status: str | None = None, facts: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The ``detail`` of a status change event from a DescribeExecution output: dates in epoch
-    milliseconds, input and output left out (with ``included: false``) once they pass the limit."""
+    milliseconds, input and output left out (with ``included: false``) once they pass the limit,
+    and the execution's ``facts`` (its version, alias and redrive) after its output, as recorded."""
     execution_input: str | None = description.get("input")
     output: str | None = description.get("output")
     input_size = len(execution_input.encode()) if execution_input is not None else 0
@@ -103,14 +137,15 @@ def status_change_detail(description: dict[str, Any], status: str | None = None)
     output_fits = output is not None and len(output.encode()) <= room
     return {
         "executionArn": description["executionArn"],
-        "stateMachineArn": description["stateMachineArn"],
+        "stateMachineArn": (facts or {}).get("stateMachineArn", description["stateMachineArn"]),
         "name": description["name"],
         "status": status or str(getattr(description["status"], "value", description["status"])),
         "startDate": epoch_ms(description.get("startDate")),
         "stopDate": None if status == "RUNNING" else epoch_ms(description.get("stopDate")),
         "input": execution_input if input_fits else None,
-        "inputDetails": {"included": input_fits},
         "output": output if output_fits else None,
+        **{name: value for name, value in (facts or {}).items() if name != "stateMachineArn"},
+        "inputDetails": {"included": input_fits},
         "outputDetails": {"included": output_fits} if output is not None else None,
         "error": description.get("error"),
         "cause": description.get("cause"),

@@ -629,6 +629,8 @@ def _scalar_for_a_container(value: Any, shape: Any) -> bool:
     (the errors ``_unfit_field`` reads), walking where it walks: a structure's known members, a
     map's values, a list's items; a document, and what it takes for a list, are not such errors."""
     kind = shape.type_name
+    if value is None:
+        return False  # an absent member: the SDK for Java sends none, and the service judges that
     if kind == "structure":
         if shape.is_document_type:
             return False
@@ -677,7 +679,11 @@ def _parameters_checked_before_the_call(original: Callable[..., None]) -> Callab
         field = _unfit_field(self._get_boto_service_name(), operation, normalised_parameters)
         if field is not None:
             raise UnfitParameters(normalised_parameters, field)
-        original(self, env, resource_runtime_part, normalised_parameters, *args, **kwargs)
+        # A member given null is one the SDK for Java leaves out of the request: the service then
+        # refuses a required one in its own words (recorded: "Value null at 'item' failed to satisfy
+        # constraint: Member must not be null")
+        present = {name: value for name, value in normalised_parameters.items() if value is not None}
+        original(self, env, resource_runtime_part, present, *args, **kwargs)
 
     return eval_service_task
 

@@ -56,16 +56,19 @@
     ``KeyError`` in its cause (a public app's ``transcribe:createVocabularyFilter``). It is now an
     error answer in the service's protocol, HTTP 501 ``NotImplemented``, that names the action,
     so a Task fails with the service's error name and a sentence.
-149. A request to a JSON service (Step Functions, DynamoDB, EventBridge, SQS...) that ``serve``
-     answers, whose body is not UTF-8, not JSON, not an object, or whose members are not of the
-     kinds its API model gives them (an ARN given as a number, an input given as an object), is
-     refused 400 ``SerializationException`` in the words of AWS's request framework (Coral:
-     "class java.lang.Boolean can not be converted to an String", recorded), Jackson's for a text
-     that is not JSON, before moto reads it: moto failed on it (``'NoneType' object has no
-     attribute 'rpartition'``, ``KeyError: 'TableName'``), an HTTP 500 page and a traceback.
-     An empty body, or ``null``, is an empty request. A member the operation requires that is
-     missing is refused 400 ``ValidationException`` in Coral's words ("1 validation error
-     detected: Value null at 'tableName' failed to satisfy constraint: Member must not be null").
+149. A request to a JSON or REST-JSON service (Step Functions, DynamoDB, EventBridge, SQS,
+     Lambda...), from ``serve``'s clients and a Task's alike, whose body is not UTF-8, not JSON,
+     not an object, or whose members are not of the kinds its API model gives them (an ARN given
+     as a number, an input given as an object), is refused 400 ``SerializationException`` in the
+     words of AWS's request framework (Coral: "class java.lang.Boolean can not be converted to an
+     String", recorded), Jackson's for a text that is not JSON, before moto reads it: moto failed
+     on it (``'NoneType' object has no attribute 'rpartition'``, ``KeyError: 'TableName'``), an
+     HTTP 500 page and a traceback. An empty body, or ``null``, is an empty request. A member a
+     DynamoDB or Step Functions operation requires that is missing, and a DynamoDB member that
+     breaks its constraints (lengths, ranges, enums, patterns of the installed botocore's model),
+     are refused 400 ``ValidationException`` in Coral's words ("1 validation error detected: Value
+     null at 'item' failed to satisfy constraint: Member must not be null", recorded from a
+     DynamoDB Task).
 150. An exception that escapes a service's handling of a request ``serve`` answers (an engine
      bug) is answered 500 ``InternalFailure`` in the service's protocol, with AWS's words for it,
      and one line in the log instead of a traceback; werkzeug answered an HTML page. In process
@@ -81,12 +84,11 @@ import json
 import logging
 import sys
 import threading
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
-from sfn_idempotency.local.compat.answers import jackson_refusal, read_json_text
+from sfn_idempotency.local.compat.answers import constraint_broken, jackson_refusal, read_json_text
 from sfn_idempotency.local.compat.patching import Patch, kept_on
 
 _LOG = logging.getLogger("sfn_idempotency.local")
@@ -161,11 +163,13 @@ def _checked_and_answered(original: Callable[..., Any]) -> Callable[..., Any]:
     def dispatch(self: Any, request: Any, full_url: Any = None, headers: Any = None) -> Any:
         from werkzeug.exceptions import HTTPException
 
+        refusal = _json_body_refusal(self, request)
+        if refusal is not None:
+            return refusal
         if not getattr(request, "from_wsgi_server", False):
             return original(self, request, full_url, headers)
         try:
-            refusal = _json_body_refusal(self, request)
-            return refusal or original(self, request, full_url, headers)
+            return original(self, request, full_url, headers)
         except HTTPException:
             raise  # an answer moto means (5.2.5's errors), which its server writes
         except Exception as error:
@@ -211,10 +215,13 @@ def _json_body_refusal(response: Any, request: Any) -> tuple[int, dict[str, str]
         why = _kind_refused(members.get(name), shape)
         if why is not None:
             return _serialization_refusal(response, request, why)
-    missing = _missing_members(members, operation.input_shape) if model.protocol == "json" else None
-    if missing is None:
+    problems = _validation_problems(response.boto3_service_name, members, operation.input_shape, model)
+    if not problems:
         return None
-    return _error_answer(response, request, BAD_REQUEST, VALIDATION_EXCEPTION, missing)
+    count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
+    return _error_answer(
+        response, request, BAD_REQUEST, VALIDATION_EXCEPTION, f"{count}: {'; '.join(problems)}"
+    )
 
 
 _JSON_PROTOCOLS = ("json", "rest-json")
@@ -263,17 +270,36 @@ def _serialization_refusal(response: Any, request: Any, why: str) -> tuple[int, 
     return _error_answer(response, request, BAD_REQUEST, SERIALIZATION_EXCEPTION, why)
 
 
-def _missing_members(members: dict[str, Any], shape: Any) -> str | None:
-    """Coral's validation of the members the operation requires, named as it names them."""
-    problems = [
-        f"Value null at '{name[:1].lower()}{name[1:]}' failed to satisfy constraint: Member must not be null"
-        for name in shape.required_members
-        if members.get(name) is None
-    ]
-    if not problems:
-        return None
-    count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
-    return f"{count}: {'; '.join(problems)}"
+# The services whose requests Coral's validation checks, in its words (recorded: DynamoDB's "Value
+# null at 'item'"; Step Functions' "Value '1001' at 'maxResults'"); SQS words a missing member its
+# own way (MissingParameter, recorded), which moto's action answers.
+_CORAL_VALIDATED = frozenset({"dynamodb", "stepfunctions"})
+# Of those, the ones whose constraints (patterns, lengths, ranges, enums) this fix checks: Step
+# Functions' are fix 21's.
+_CONSTRAINED_SERVICES = frozenset({"dynamodb"})
+
+
+def _validation_problems(service: str, members: dict[str, Any], shape: Any, model: Any) -> list[str]:
+    """Coral's validation: the members the operation requires that are missing, then the
+    constraints each member breaks, named as Coral names them (``tableName``)."""
+    problems = []
+    if service in _CORAL_VALIDATED:
+        problems = [
+            f"Value null at '{_coral_name(name)}' failed to satisfy constraint: Member must not be null"
+            for name in shape.required_members
+            if members.get(name) is None
+        ]
+    if service in _CONSTRAINED_SERVICES:
+        problems += [
+            problem
+            for name, member in shape.members.items()
+            if (problem := constraint_broken(_coral_name(name), member, members.get(name))) is not None
+        ]
+    return problems
+
+
+def _coral_name(name: str) -> str:
+    return name[:1].lower() + name[1:]
 
 
 def _kind_refused(value: Any, shape: Any) -> str | None:
@@ -319,8 +345,10 @@ def _error_answer(
     response: Any, request: Any, status: int, code: str, message: str
 ) -> tuple[int, dict[str, str], str]:
     """An error in the service's protocol: JSON for a JSON or REST-JSON service, else AWS's XML."""
-    request_id = str(uuid.uuid4())
-    headers = {"x-amzn-RequestId": request_id, "x-amzn-ErrorType": code}
+    from moto.utilities.aws_headers import gen_amzn_requestid_long
+
+    headers = {"x-amzn-ErrorType": code}
+    request_id = gen_amzn_requestid_long(headers)  # as moto's own answers draw theirs
     model = _service_model(response)
     targeted = bool(request.headers.get("X-Amz-Target"))
     protocol = model.protocol if model is not None else "json" if targeted else "query"

@@ -17,6 +17,9 @@ aws-sdk call and a test's own client alike.
   the publisher's call succeeds and only that delivery fails, on SNS's side (its delivery policy,
   a dead-letter queue if the subscription has one). moto raised the queue's error out of Publish,
   so a Task failed with ``SNS.AWS.SimpleQueueService.NonExistentQueueException``.
+- Fix 152 (SNS): Publish to a topic that does not exist is ``NotFound``, "Topic does not exist"
+  (recorded: the Task's cause); moto looked for a mobile endpoint of that ARN when it found no
+  topic and said "Endpoint does not exist".
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ _DEFAULT_ENCRYPTION = "AES256"
 _SINGLE_PART_CHECKSUM = "FULL_OBJECT"
 _CHECKSUM_HEADER_PREFIX = "x-amz-checksum-"
 _CHECKSUM_TYPE_HEADER = "x-amz-checksum-type"
+_ENDPOINT_MARK = ":endpoint/"  # a mobile platform endpoint's ARN: arn:aws:sns:<region>:<account>:endpoint/...
 _FIFO_GROUP_REQUIRED = "Invalid parameter: The MessageGroupId parameter is required for FIFO topics"
 # SNS numbers each FIFO topic's messages with a 128-bit, increasing number, written in 20 or more digits.
 _SEQUENCE_DIGITS = 20
@@ -82,6 +86,18 @@ def _fifo_topics_need_a_group(original: Any) -> Any:
         topic = self.topics.get(arn) if arn else None
         if topic is not None and topic.fifo_topic and not kwargs.get("group_id"):
             raise SNSInvalidParameter(_FIFO_GROUP_REQUIRED)
+        return original(self, message, arn, *args, **kwargs)
+
+    return publish
+
+
+def _missing_topics_named(original: Any) -> Any:
+    @functools.wraps(original)
+    def publish(self: Any, message: str, arn: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        from moto.sns.exceptions import SNSNotFoundError
+
+        if arn and _ENDPOINT_MARK not in arn and arn not in self.topics and not kwargs.get("phone_number"):
+            raise SNSNotFoundError("Topic does not exist")
         return original(self, message, arn, *args, **kwargs)
 
     return publish
@@ -177,6 +193,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(25, f"{_S3_MODELS}:FakeKey", "response_dict", _encrypted_by_default),
     Patch(25, "moto.s3.responses:S3Response", "put_object", _checksum_type_of_single_part_uploads),
     Patch(31, f"{_SNS_MODELS}:SNSBackend", "publish", _fifo_topics_need_a_group),
+    Patch(152, f"{_SNS_MODELS}:SNSBackend", "publish", _missing_topics_named),
     Patch(31, "moto.sns.responses:SNSResponse", "publish", _fifo_sequence_numbers),
     Patch(52, f"{_SNS_MODELS}:Subscription", "get_post_data", _signed_as_the_topic_asks),
     Patch(32, "moto.secretsmanager.models:SecretsManagerBackend", "create_secret", _secret_names_checked),
