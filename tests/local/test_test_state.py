@@ -448,6 +448,22 @@ def test_a_mocked_result_that_is_not_json_is_refused_whatever_the_validation_mod
     assert refused.value.response["Error"]["Message"] == "Mocked result must be valid JSON"
 
 
+def test_a_mock_with_both_a_result_and_an_error_is_refused(local_cloud: LocalCloud):
+    # Recorded (test_state_mock_validation::test_both_mock_result_and_mock_error_output_are_set): a
+    # mock is one or the other; the engine answered the result
+    state = {**LAMBDA_TASK, "End": True}
+    with pytest.raises(ClientError) as refused:
+        local_cloud.test_state(
+            definition=json.dumps(state),
+            input="{}",
+            mock={"result": "{}", "errorOutput": {"error": "Boom", "cause": "because"}},
+        )
+    assert refused.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "A test mock should have only one of the following fields: [result, errorOutput].",
+    }
+
+
 @pytest.mark.parametrize(
     "resource",
     ["arn:aws:states:::sqs:sendMessage.waitForTaskToken", "arn:aws:states:::states:startExecution.sync:2"],

@@ -107,6 +107,11 @@ class Request:
             raise ValidationException(
                 f"State type '{state['Type']}' is not supported when a mock is specified"
             )
+        if mock is not None and {"result", "errorOutput"} <= set(mock):
+            # (recorded: test_state_mock_validation::test_both_mock_result_and_mock_error_output_are_set)
+            raise ValidationException(
+                "A test mock should have only one of the following fields: [result, errorOutput]."
+            )
         if mock is not None and param("revealSecrets"):
             raise ValidationException("TestState does not support RevealSecrets when a mock is specified.")
         if state.get("Type") == "Parallel" and not state.get("Branches"):
