@@ -39,7 +39,14 @@ def flow() -> dict[str, Any]:
     return definition
 
 
-def service_target(cloud: LocalCloud, definition: dict[str, Any], folder: Path, **service: Any) -> Target:
+def service_target(
+    cloud: LocalCloud,
+    definition: dict[str, Any],
+    folder: Path,
+    *,
+    large_results: bool = False,
+    **service: Any,
+) -> Target:
     """The standalone flow ``definition`` deployed as the construct deploys it, release workflow
     included, with the example's place-order function as the side effect."""
     path = folder / "flow.asl.json"
@@ -48,10 +55,12 @@ def service_target(cloud: LocalCloud, definition: dict[str, Any], folder: Path, 
         cloud, example_settings({}, IDEMPOTENCY_EVENT_KEY_JMESPATH="orderId"), asl_path=path, **service
     )
     built.deploy_claim_release()
-    return target_of(built)
+    return target_of(built, large_results=large_results)
 
 
-def target_of(service: IdempotentService) -> Target:
+def target_of(service: IdempotentService, *, large_results: bool = False) -> Target:
+    """The service's flow as the explorer checks it; with ``large_results``, its business step may
+    also answer results near the size limit (only the workflow that breaks there needs them)."""
     return Target(
         service.cloud,
         service.state_machine_arn,
@@ -59,7 +68,7 @@ def target_of(service: IdempotentService) -> Target:
         watch=[service.business_function],
         key="orderId",
         tables=[service.table_name],
-        large_results=True,
+        large_results=large_results,
     )
 
 
@@ -105,7 +114,7 @@ def release_a_result_too_large(cloud: LocalCloud, folder: Path) -> Target:
         for catcher in definition["States"][state]["Catch"]:
             if catcher["Next"] == "KeepResultTooLarge":
                 catcher["Next"] = "Release"
-    return service_target(cloud, definition, folder)
+    return service_target(cloud, definition, folder, large_results=True)
 
 
 def business_step_before_claim(cloud: LocalCloud, folder: Path) -> Target:
