@@ -409,8 +409,8 @@ class Director:
     def _final(self, trace: ExecutionTrace) -> None:
         result = self.cloud.snapshot(trace.arn, with_history=False)
         trace.status, trace.error = result.status, result.error
-        if result.status == "RUNNING" or trace.ended_in_epoch is None:  # (its end may be seen first here)
-            trace.ended_in_epoch = None if result.status == "RUNNING" else self.epoch
+        if result.status != "RUNNING" and trace.ended_in_epoch is None:  # its end, first seen here
+            trace.ended_in_epoch = self.epoch
         trace.output = result.output if result.status == "SUCCEEDED" else None
 
     # -- the timeline ------------------------------------------------------------------------------
