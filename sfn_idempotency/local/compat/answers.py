@@ -609,11 +609,16 @@ def _validated_requests(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
             if (problem := constraint_broken(name, shape, request.get(name))) is not None
         ]
         if problems:
-            count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
-            return _refusal(self, ValidationException(f"{count}: {'; '.join(problems)}"))
+            return _refusal(self, ValidationException(validation_message(problems)))
         return original(self)
 
     return call_action
+
+
+def validation_message(problems: list[str]) -> str:
+    """Coral's ValidationException message for the problems it found, in its order."""
+    count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
+    return f"{count}: {'; '.join(problems)}"
 
 
 def _refusal(response: Any, error: Exception) -> Any:

@@ -88,7 +88,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
 
-from sfn_idempotency.local.compat.answers import constraint_broken, jackson_refusal, read_json_text
+from sfn_idempotency.local.compat.answers import (
+    constraint_broken,
+    jackson_refusal,
+    read_json_text,
+    validation_message,
+)
 from sfn_idempotency.local.compat.patching import Patch, kept_on
 
 _LOG = logging.getLogger("sfn_idempotency.local")
@@ -190,13 +195,15 @@ def _json_body_refusal(response: Any, request: Any) -> tuple[int, dict[str, str]
     model = _service_model(response)
     if model is None or model.protocol not in _JSON_PROTOCOLS:
         return None
+    raw = request.get_data()
+    if model.protocol == "rest-json" and not raw.strip():
+        return None  # the members are in the path, the query or the headers (a GET's): no route looked up
     operation = _operation(model, response, request)
     if operation is None or operation.input_shape is None:
         return None  # an unknown operation: fix 20 answers it
-    raw = request.get_data()
     body_members = _body_members(operation.input_shape)
-    if model.protocol == "rest-json" and (body_members is None or not raw.strip()):
-        return None  # the members are in the path, the query, the headers, or a raw payload
+    if model.protocol == "rest-json" and body_members is None:
+        return None  # the body is a payload of its own (a blob, a document)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -218,10 +225,7 @@ def _json_body_refusal(response: Any, request: Any) -> tuple[int, dict[str, str]
     problems = _validation_problems(response.boto3_service_name, members, operation.input_shape, model)
     if not problems:
         return None
-    count = f"{len(problems)} validation error{'s' if len(problems) > 1 else ''} detected"
-    return _error_answer(
-        response, request, BAD_REQUEST, VALIDATION_EXCEPTION, f"{count}: {'; '.join(problems)}"
-    )
+    return _error_answer(response, request, BAD_REQUEST, VALIDATION_EXCEPTION, validation_message(problems))
 
 
 _JSON_PROTOCOLS = ("json", "rest-json")

@@ -50,10 +50,14 @@ def large_result(kind: str) -> dict[str, str]:
     return {"explorer": "x" * (LARGE_RESULTS[kind] - len('{"explorer":""}'))}
 
 
-def function_fault_kinds(function: str, surface: Surface) -> list[str]:
-    """What a call of ``function`` may be given: any function an error; a watched one a large result
-    when the target says its flow takes them."""
-    sized = surface.large_results and function in surface.watched
+def fault_kinds(operation: str, surface: Surface) -> list[str]:
+    """What a call of ``operation`` (``lambda:<function>``, ``dynamodb:<action>``) may be given: a
+    DynamoDB fault; any function an error; a watched one a large result when the target says its
+    flow takes them."""
+    service, _, name = operation.partition(":")
+    if service != "lambda":
+        return sorted(DYNAMODB_FAULTS)
+    sized = surface.large_results and name in surface.watched
     return sorted(FUNCTION_FAULTS) + (sorted(LARGE_RESULTS) if sized else [])
 
 
@@ -217,8 +221,7 @@ def _fault_points(surface: Surface) -> list[str]:
 
 def _faults(surface: Surface) -> st.SearchStrategy[Fault]:
     def fault_for(operation: str) -> st.SearchStrategy[Fault]:
-        service, _, name = operation.partition(":")
-        kinds = function_fault_kinds(name, surface) if service == "lambda" else sorted(DYNAMODB_FAULTS)
+        kinds = fault_kinds(operation, surface)
         return st.builds(
             Fault,
             operation=st.just(operation),
@@ -273,8 +276,7 @@ def canonical(surface: Surface) -> list[Schedule]:
     faults: list[Schedule] = []
     large: list[Schedule] = []  # a family of their own: every part of the sweep has both sizes
     for operation in _fault_points(surface):
-        service, _, name = operation.partition(":")
-        kinds = function_fault_kinds(name, surface) if service == "lambda" else sorted(DYNAMODB_FAULTS)
+        kinds = fault_kinds(operation, surface)
         for kind in kinds:
             faulty = Step("start", faults=(Fault(operation, kind),), hold_helpers=surface.helpers)
             (large if kind in LARGE_RESULTS else faults).append(Schedule((faulty, start)))

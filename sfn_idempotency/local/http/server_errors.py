@@ -21,14 +21,12 @@ from typing import Any
 
 from werkzeug.serving import WSGIRequestHandler
 
+from sfn_idempotency.local.compat.moto_core import INTERNAL_FAILURE_MESSAGE
+
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 _LOG = logging.getLogger("sfn_idempotency.local")
 INTERNAL_FAILURE = "InternalFailure"
-# AWS's common error's words (the APIs' "Common Errors": InternalFailure, HTTP 500).
-INTERNAL_FAILURE_MESSAGE = (
-    "The request processing has failed because of an unknown error, exception or failure."
-)
 
 
 def error_body(code: str, message: str) -> bytes:
