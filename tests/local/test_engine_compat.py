@@ -899,7 +899,8 @@ def test_a_standard_execution_sends_running_then_its_end(local_cloud: LocalCloud
     running, succeeded = events
     assert running["executionArn"] == succeeded["executionArn"] == execution
     assert running["stopDate"] is None
-    assert running["input"] == succeeded["input"] == '{"orderId":"o-1"}'
+    # (the input as its text was sent, json.dumps's spaces included: L12)
+    assert running["input"] == succeeded["input"] == '{"orderId": "o-1"}'
     assert succeeded["output"] == '{"ok":true}'
     assert succeeded["outputDetails"] == {"included": True}
     assert isinstance(succeeded["startDate"], int)

@@ -7,6 +7,8 @@ import json
 import re
 from typing import Any
 
+import pytest
+
 from sfn_idempotency.local import LocalCloud
 
 DYNAMODB = "arn:aws:states:::dynamodb:"
@@ -330,4 +332,31 @@ def test_a_dynamodb_task_given_a_null_member_is_refused_by_dynamodb_in_its_words
     assert result.cause.startswith(
         "1 validation error detected: Value null at 'item' failed to satisfy constraint: Member must not "
         "be null (Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException;"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table_name", "constraint"),
+    [
+        ("/orders", "satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
+        ("ab", "have length greater than or equal to 3"),
+        ("a" * 256, "have length less than or equal to 255"),
+    ],
+)
+def test_a_dynamodb_task_given_a_table_name_dynamodb_refuses_fails_in_its_words(
+    local_cloud: LocalCloud, table_name: str, constraint: str
+):
+    # Given a PutItem Task whose table name breaks DynamoDB's naming rules
+    parameters = {"TableName.$": "$.table", "Item": {"id": {"S": "1"}}}
+    states = {"Put": task("arn:aws:states:::dynamodb:putItem", parameters, End=True)}
+
+    # When it runs
+    result = local_cloud.run(machine(local_cloud, states, "Put", name="put-bad-name"), {"table": table_name})
+
+    # Then DynamoDB's validation refuses it, as recorded for the pattern
+    # (test_put_item_invalid_table_name); moto answered ResourceNotFoundException
+    assert result.error == "DynamoDB.AmazonDynamoDBException"
+    assert result.cause.startswith(
+        f"1 validation error detected: Value '{table_name}' at 'tableName' failed to satisfy constraint: "
+        f"Member must {constraint} (Service: AmazonDynamoDBv2; Status Code: 400; Error Code: ValidationException;"
     )

@@ -467,17 +467,77 @@ def test_an_unknown_machine_is_named_before_its_input_is_read(local_cloud: Local
         local_cloud.sfn.start_execution(stateMachineArn=unknown, input="not json")
 
 
-def test_the_input_text_is_written_again_compactly_in_every_state(local_cloud: LocalCloud):
+def test_the_input_keeps_the_text_it_was_sent_as_until_a_state_changes_it(local_cloud: LocalCloud):
+    # Recorded 2024 (scenarios::test_parallel_state_nested, test_map_state_config_inline_parameters):
+    # an input sent with spaces enters a Parallel, its branches' Pass states and a Map with that text,
+    # a Parallel's output splices its branches' texts, and an object a state builds around the input
+    # is written compact (docs/aws-fidelity.md, L12).
+    # Given a Parallel whose first branch passes its input on and whose second writes a result, then
+    # a Map that builds each item around the whole input
+    each = {
+        "Type": "Map",
+        "ItemsPath": "$[0]",
+        "ItemSelector": {"item.$": "$$.Map.Item.Value", "whole.$": "$"},
+        "ItemProcessor": {"StartAt": "Item", "States": {"Item": {"Type": "Pass", "End": True}}},
+        "End": True,
+    }
+    arn = machine(
+        local_cloud,
+        {
+            "Both": {
+                "Type": "Parallel",
+                "Next": "Each",
+                "Branches": [
+                    {"StartAt": "Same", "States": {"Same": {"Type": "Pass", "End": True}}},
+                    {"StartAt": "New", "States": {"New": {"Type": "Pass", "Result": [1, 2], "End": True}}},
+                ],
+            },
+            "Each": each,
+        },
+        "Both",
+    )
+
+    # When it runs on an input sent with spaces
+    started = local_cloud.sfn.start_execution(stateMachineArn=arn, input="[[1, 2], [3,  4]]")
+    local_cloud.wait(started["executionArn"])
+    events = local_cloud.sfn.get_execution_history(executionArn=started["executionArn"])["events"]
+    texts = {
+        (event["type"], details.get("name")): details.get("input", details.get("output"))
+        for event in events
+        for key, details in event.items()
+        if key in ("stateEnteredEventDetails", "stateExitedEventDetails")
+    }
+
+    # Then every state that has the input unchanged writes it as sent
+    assert texts[("ParallelStateEntered", "Both")] == "[[1, 2], [3,  4]]"
+    assert texts[("PassStateEntered", "Same")] == texts[("PassStateExited", "Same")] == "[[1, 2], [3,  4]]"
+    # And a value a state wrote is compact; the Parallel splices its branches' texts
+    assert texts[("PassStateExited", "New")] == "[1,2]"
+    spliced = "[[[1, 2], [3,  4]],[1,2]]"
+    assert texts[("ParallelStateExited", "Both")] == texts[("MapStateEntered", "Each")] == spliced
+    # And an object built around the input is written again, compact
+    whole = "[[[1,2],[3,4]],[1,2]]"
+    output = f'[{{"item":[1,2],"whole":{whole}}},{{"item":[3,4],"whole":{whole}}}]'
+    assert texts[("MapStateExited", "Each")] == output
+    assert events[-1]["executionSucceededEventDetails"]["output"] == output
+    described = local_cloud.sfn.describe_execution(executionArn=started["executionArn"])
+    assert (described["input"], described["output"]) == ("[[1, 2], [3,  4]]", output)
+
+
+def test_a_distributed_map_is_entered_with_the_input_written_again_compactly(local_cloud: LocalCloud):
     # Recorded 20-07-2024 (scenarios::test_map_state_label): an input sent as '["Hello", "World"]'
-    # enters the first state as '["Hello","World"]'. Recordings of February and March 2024 kept the
-    # text as sent; the newer wins (docs/aws-fidelity.md, L12).
-    arn = machine(local_cloud, {"A": {"Type": "Pass", "End": True}}, "A")
+    # enters a Distributed Map as '["Hello","World"]' (docs/aws-fidelity.md, L12).
+    processor = {
+        "ProcessorConfig": {"Mode": "DISTRIBUTED", "ExecutionType": "STANDARD"},
+        "StartAt": "Item",
+        "States": {"Item": {"Type": "Pass", "End": True}},
+    }
+    arn = machine(local_cloud, {"Each": {"Type": "Map", "ItemProcessor": processor, "End": True}}, "Each")
     started = local_cloud.sfn.start_execution(stateMachineArn=arn, input='["Hello", "World"]')
     local_cloud.wait(started["executionArn"])
     events = local_cloud.sfn.get_execution_history(executionArn=started["executionArn"])["events"]
     assert events[0]["executionStartedEventDetails"]["input"] == '["Hello", "World"]'
     assert events[1]["stateEnteredEventDetails"]["input"] == '["Hello","World"]'
-    assert events[-1]["executionSucceededEventDetails"]["output"] == '["Hello","World"]'
 
 
 def test_describe_and_update_answer_logging_and_revision_as_recorded(local_cloud: LocalCloud):

@@ -212,6 +212,19 @@ def test_a_request_the_server_cannot_take_gets_a_json_error(endpoint: int, raw: 
     assert json.loads(answer)["__type"].endswith("Exception"), answer
 
 
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_a_request_that_names_no_service_is_refused_as_one_without_credentials(endpoint: int, method: str):
+    # When a request to / is sent unsigned, with no target and no action (curl -X POST)
+    connection = http.client.HTTPConnection("127.0.0.1", endpoint, timeout=10)
+    connection.request(method, "/", body=b"{}", headers={"Content-Type": "application/json"})
+    answer = connection.getresponse()
+
+    # Then it gets AWS's common error for a request without credentials, in JSON (moto gave it to
+    # S3's bucket listing, which failed: 500 InternalFailure)
+    assert answer.status == 403
+    assert json.loads(answer.read())["__type"] == "MissingAuthenticationToken"
+
+
 class _Received:
     """What ``http.client`` reads an answer from: bytes already received."""
 

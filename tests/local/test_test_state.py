@@ -299,6 +299,30 @@ def test_a_retriable_error_names_its_retrier_and_backoff(local_cloud: LocalCloud
     assert (spent["status"], spent["nextState"]) == ("CAUGHT_ERROR", "Handle")
 
 
+def test_a_failure_names_the_retrier_whose_attempts_are_spent(local_cloud: LocalCloud):
+    # Recorded (test_state_configuration_retrier_retry_count, 22-11-2025): with no Catch, the state
+    # fails and its inspection data still names the Retrier that matched, without a backoff.
+    # Given a Task whose second Retrier matches the mocked error, its attempts all made
+    state = {**LAMBDA_TASK, "End": True}
+    state["Retry"] = [
+        {"ErrorEquals": ["Other"], "MaxAttempts": 1},
+        {"ErrorEquals": ["Throttled"], "MaxAttempts": 2},
+    ]
+
+    # When the state is tested at DEBUG
+    answer = local_cloud.test_state(
+        definition=json.dumps(state),
+        input="{}",
+        mock={"errorOutput": {"error": "Throttled", "cause": "slow down"}},
+        inspectionLevel="DEBUG",
+        stateConfiguration={"retrierRetryCount": 2},
+    )
+
+    # Then it failed, naming that Retrier
+    assert (answer["status"], answer["error"], answer["cause"]) == ("FAILED", "Throttled", "slow down")
+    assert answer["inspectionData"]["errorDetails"] == {"retryIndex": 1}
+
+
 def test_a_definition_that_is_not_json_is_refused(local_cloud: LocalCloud):
     with pytest.raises(local_cloud.sfn.exceptions.InvalidDefinition):
         local_cloud.test_state(definition="{not json", input="{}")

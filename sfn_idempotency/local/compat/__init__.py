@@ -101,6 +101,8 @@ moto_server (moto's HTTP server, which ``serve`` runs)
   144. [L19] A browser's CORS preflight is answered 200 with the CORS headers, as AWS's endpoints
        answer one (it names no service: moto gave it to S3's bucket listing, which moto 5.2.6
        fails with an AssertionError, HTTP 500).
+  154. [L19] A request to ``/`` other than a read that names no service (unsigned, no target, no
+       action) is answered 403 ``MissingAuthenticationToken`` (moto: S3's listing, HTTP 500).
 
 execution_ends (an execution's end)
   56. [speed] Every execution's end is announced: a ``.sync``/``.sync:2`` parent's pause between
@@ -119,6 +121,9 @@ history (an execution's history events)
       each to the last event before it); a runtime error's cause names its state's entered event.
   147. [L49] A cause is cut to its first 32,768 characters, the most Step Functions' API holds, in
        every history event and in the execution's own cause (moto kept a cause whole).
+  153. [L12] A value that is still the execution's input is written as the text it was sent as,
+       in the history, the output and DescribeExecution; a Distributed Map is entered with it
+       written again, compact (moto wrote every value again, compact).
 
 execution_lookups (finding and listing a machine's executions)
   82. [speed] DescribeExecution, GetExecutionHistory and ListExecutions find an execution through

@@ -25,6 +25,7 @@ from moto.stepfunctions.parser.api import (
 )
 from moto.stepfunctions.parser.asl.utils.encoding import to_json_str
 
+from sfn_idempotency.local.compat.history import written
 from sfn_idempotency.local.compat.patching import Patch, add, keep
 
 _EXECUTION_MODULE = "moto.stepfunctions.parser.backend.execution"
@@ -177,7 +178,7 @@ def _store_output_as_json_text(original: Callable[[Any], None]) -> Callable[[Any
         original(self)
         if self.execution.exec_status == "SUCCEEDED":
             # As moto writes the history's outputs: a timestamp an SDK answer holds in ISO 8601.
-            self.execution.output = to_json_str(self.execution.output, separators=(",", ":"))
+            self.execution.output = written(self.execution.output, to_json_str, separators=(",", ":"))
 
     return reflect_execution_status
 

@@ -68,7 +68,10 @@
      breaks its constraints (lengths, ranges, enums, patterns of the installed botocore's model),
      are refused 400 ``ValidationException`` in Coral's words ("1 validation error detected: Value
      null at 'item' failed to satisfy constraint: Member must not be null", recorded from a
-     DynamoDB Task).
+     DynamoDB Task). A table name that is not an ARN is held to DynamoDB's naming rules, which the
+     model no longer carries since it takes an ARN there too: the pattern ``[a-zA-Z0-9_.-]+``
+     (recorded: ``Value '/…' at 'tableName'``, a DynamoDB Task) and 3 to 255 characters
+     (documented); moto answered ``ResourceNotFoundException``.
 150. An exception that escapes a service's handling of a request ``serve`` answers (an engine
      bug) is answered 500 ``InternalFailure`` in the service's protocol, with AWS's words for it,
      and one line in the log instead of a traceback; werkzeug answered an HTML page. In process
@@ -82,6 +85,7 @@ import importlib
 import importlib.util
 import json
 import logging
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -281,6 +285,10 @@ _CORAL_VALIDATED = frozenset({"dynamodb", "stepfunctions"})
 # Of those, the ones whose constraints (patterns, lengths, ranges, enums) this fix checks: Step
 # Functions' are fix 21's.
 _CONSTRAINED_SERVICES = frozenset({"dynamodb"})
+# DynamoDB's naming rules for a table given by name (its developer guide; the pattern's words
+# recorded): the model's TableName takes an ARN as well, so it carries neither.
+_TABLE_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_.-]+")
+_TABLE_NAME_LENGTHS = (3, 255)
 
 
 def _validation_problems(service: str, members: dict[str, Any], shape: Any, model: Any) -> list[str]:
@@ -299,7 +307,22 @@ def _validation_problems(service: str, members: dict[str, Any], shape: Any, mode
             for name, member in shape.members.items()
             if (problem := constraint_broken(_coral_name(name), member, members.get(name))) is not None
         ]
+        problems += _table_name_problems(members.get("TableName"))
     return problems
+
+
+def _table_name_problems(table_name: Any) -> list[str]:
+    if not isinstance(table_name, str) or table_name.startswith("arn:"):
+        return []
+    shortest, longest = _TABLE_NAME_LENGTHS
+    broken = f"Value '{table_name}' at 'tableName' failed to satisfy constraint: Member must"
+    if len(table_name) < shortest:
+        return [f"{broken} have length greater than or equal to {shortest}"]
+    if len(table_name) > longest:
+        return [f"{broken} have length less than or equal to {longest}"]
+    if not _TABLE_NAME_PATTERN.fullmatch(table_name):
+        return [f"{broken} satisfy regular expression pattern: {_TABLE_NAME_PATTERN.pattern}"]
+    return []
 
 
 def _coral_name(name: str) -> str:

@@ -1,5 +1,6 @@
 """moto's server, which ``serve`` runs (fixes 112 to 115, 123, 125, 131 and 134, speed: no answer
-changes).
+changes; fixes 144 and 154, answers for requests that name no service, are described where they
+are made).
 
 112. moto's server (werkzeug's) closed the connection after every answer, so every request paid for
      a new connection: the accept, a thread, the client's connect. Connections are kept, as AWS's
@@ -46,6 +47,7 @@ import email.parser
 import functools
 import http.client
 import io
+import json
 import logging
 import re
 import socket
@@ -401,6 +403,38 @@ def _preflights_answered(original: Callable[..., Iterable[bytes]]) -> Callable[.
     return __call__
 
 
+# Fix 154: AWS's common error for a request without credentials (every API reference's "Common
+# Errors": MissingAuthenticationToken, HTTP 403).
+_NO_CREDENTIALS = json.dumps(
+    {
+        "__type": "MissingAuthenticationToken",
+        "message": "The request must contain either a valid (registered) AWS access key ID or X.509 certificate.",
+    }
+)
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _unnamed_services_refused(original: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    """Fix 154: a request to ``/`` that names no service (not signed, no ``X-Amz-Target``, no query
+    protocol ``Action``: ``curl -X POST``) went to S3's bucket listing, which moto fails with an
+    AssertionError (500 ``InternalFailure``). It is answered as AWS answers a request without
+    credentials. A read of ``/`` is still S3's, or the console's."""
+
+    def __call__(self: Any, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if (
+            environ.get("REQUEST_METHOD") in _READS
+            or environ.get("PATH_INFO") != "/"
+            or self.infer_service_region_host(environ, "/") is not None
+        ):
+            return original(self, environ, start_response)
+        from werkzeug.wrappers import Response
+
+        answer = Response(_NO_CREDENTIALS, status=403, content_type="application/x-amz-json-1.0")
+        return answer(environ, start_response)
+
+    return __call__
+
+
 def _names_kept_only_when_underscored(original: Callable[[Any], dict[str, Any]]) -> Any:
     """Fix 134: moto's ``make_environ``, for a request with an underscore in a header name."""
     from moto.core.request import PRESERVED_HEADER_NAMES_ENVIRON_KEY
@@ -438,6 +472,12 @@ PATCHES: tuple[Patch, ...] = (
         131, "moto.moto_server.werkzeug_app:DomainDispatcherApplication", "__call__", _sdk_requests_dispatched
     ),
     Patch(144, "moto.moto_server.werkzeug_app:DomainDispatcherApplication", "__call__", _preflights_answered),
+    Patch(
+        154,
+        "moto.moto_server.werkzeug_app:DomainDispatcherApplication",
+        "__call__",
+        _unnamed_services_refused,
+    ),
     Patch(
         134,
         "moto.moto_server.werkzeug_app:MotoRequestHandler",

@@ -19,7 +19,8 @@ _EXECUTE_STATE = "moto.stepfunctions.parser.asl.component.state.exec.execute_sta
 
 def _retry_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
     """In a TestState run the state is not retried: a Retrier that matches with attempts left makes
-    the answer RETRIABLE, with that Retrier's index and the backoff it would wait."""
+    the answer RETRIABLE, with that Retrier's index and the backoff it would wait; one that matches
+    with none left is named in the answer too (recorded), and the state fails or is caught."""
 
     def handle_retry(self: Any, env: Any, failure_event: Any) -> Any:
         decisions = getattr(env, "sfn_local_test_state", None)
@@ -30,6 +31,7 @@ def _retry_decisions(original: Callable[..., Any]) -> Callable[..., Any]:
         index = _first_matching(self.retry.retriers, env, failure_event)
         if index is not None:
             retrier = self.retry.retriers[index]
+            decisions.matched_retry_index = index
             if decisions.retry_count < retrier.max_attempts.attempts:
                 backoff = retrier.interval_seconds.seconds * retrier.backoff_rate.rate**decisions.retry_count
                 decisions.retry_index = index

@@ -174,9 +174,11 @@ def _given_token(context: dict[str, Any], token: str) -> str:
 
 @dataclass
 class _Decisions:
-    """What the state decided on an error: the Catch that matched (index, its Next)."""
+    """What the state decided on an error: the Retrier that matched (with attempts left: retried),
+    the Catch that matched (index, its Next)."""
 
     retry_count: int = 0  # stateConfiguration.retrierRetryCount: the attempts already made
+    matched_retry_index: int | None = None
     retry_index: int | None = None
     retry_backoff_seconds: int | None = None
     catch_index: int | None = None
@@ -205,6 +207,8 @@ def _answer(request: Request, execution: Any) -> dict[str, Any]:
         answer["nextState"] = decisions.catch_next
         answer["error"], answer["cause"] = decisions.error, decisions.cause
         inspection["errorDetails"] = {"catchIndex": decisions.catch_index}
+    elif decisions.matched_retry_index is not None:  # a Retrier matched, its attempts all made
+        inspection["errorDetails"] = {"retryIndex": decisions.matched_retry_index}
     elif (
         answer.get("status") == "SUCCEEDED"
         and "nextState" not in answer
