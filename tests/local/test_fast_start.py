@@ -65,12 +65,12 @@ def test_a_batch_request_and_a_stack_load_what_they_need_with_the_fixes_applied(
             queues = cloud.client("batch").describe_job_queues()["jobQueues"]
             # When a stack with a table is created (fix 40 sets its TTL, which moto ignored)
             template = {"Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": {
-                "TableName": "t", "BillingMode": "PAY_PER_REQUEST",
+                "TableName": "orders", "BillingMode": "PAY_PER_REQUEST",
                 "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
                 "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
                 "TimeToLiveSpecification": {"AttributeName": "expiration", "Enabled": True}}}}}
             cloud.client("cloudformation").create_stack(StackName="s", TemplateBody=json.dumps(template))
-            ttl = cloud.dynamodb.describe_time_to_live(TableName="t")["TimeToLiveDescription"]
+            ttl = cloud.dynamodb.describe_time_to_live(TableName="orders")["TimeToLiveDescription"]
             print(json.dumps({"before": before, "queues": queues, "ttl": ttl}))
     """)
     # Then Batch answered from its backend, loaded on demand, and the stack's fix applied

@@ -713,7 +713,7 @@ def test_an_answers_possible_keys_are_found_once_per_member_and_answer_as_moto_s
     for served in (*kept, again):
         assert [_without_request_ids(a) for a in served] == [_without_request_ids(a) for a in moto_s]
     assert moto_s[0]["status"] == "SUCCEEDED"
-    assert moto_s[0]["output"] == '{"order":1}'
+    assert moto_s[0]["output"] == '{"order": 1}'  # the input passed through, as sent (fix 153)
 
 
 def _without_request_ids(answer: dict[str, Any]) -> dict[str, Any]:

@@ -424,6 +424,7 @@ def _unnamed_services_refused(original: Callable[..., Iterable[bytes]]) -> Calla
         if (
             environ.get("REQUEST_METHOD") in _READS
             or environ.get("PATH_INFO") != "/"
+            or "HTTP_X_AMZ_TARGET" in environ  # it names its service, one moto may not know
             or self.infer_service_region_host(environ, "/") is not None
         ):
             return original(self, environ, start_response)
