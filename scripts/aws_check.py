@@ -21,6 +21,7 @@ from typing import TextIO
 
 import boto3
 
+from scripts import aws_probes
 from sfn_idempotency import demo
 from sfn_idempotency.deployed.remote import RemoteTarget, client, default_state_machine, only_table
 from sfn_idempotency.local.engine.targets import EMBEDDED_HOLD_SECONDS
@@ -93,7 +94,9 @@ def compare(remote: RemoteTarget, where: str, out: TextIO) -> int:
     failed = demo.unexpected(remote_rows) + demo.unexpected(local_rows)
     if failed:
         print(f"UNEXPECTED: {', '.join(failed)}", file=out)
-    return 0 if same_paths and not failed else 1
+    print(f"\nWhat the provable key relies on (ledger L50), {where} beside the engine:", file=out)
+    differing = aws_probes.check(remote.sfn, out)
+    return 0 if same_paths and not failed and not differing else 1
 
 
 def cell(row: demo.Row) -> str:

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import boto3
+from botocore.config import Config
 
 from sfn_idempotency.deployed.executions import (
     entered_states,
@@ -31,7 +32,7 @@ class NotExactlyOneError(LookupError):
 
 def client(service: str, endpoint_url: str | None, region: str | None) -> Any:
     """The standard credential and region chain; against an endpoint, placeholders fill what it lacks
-    (the local endpoint checks neither)."""
+    (the local endpoint checks neither), and no host prefix is put before it (TestState's ``sync-``)."""
     if not endpoint_url:
         return boto3.client(service, region_name=region)
     session = boto3.Session(region_name=region)
@@ -39,7 +40,11 @@ def client(service: str, endpoint_url: str | None, region: str | None) -> Any:
         {} if session.get_credentials() else {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
     )
     return session.client(
-        service, endpoint_url=endpoint_url, region_name=session.region_name or LOCAL_REGION, **credentials
+        service,
+        endpoint_url=endpoint_url,
+        region_name=session.region_name or LOCAL_REGION,
+        config=Config(inject_host_prefix=False),
+        **credentials,
     )
 
 

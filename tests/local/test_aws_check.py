@@ -58,6 +58,9 @@ def test_the_scenarios_hold_on_the_endpoint_as_on_the_embedded_engine(endpoint: 
     assert [line[:32].strip() for line in side_by_side[1:]] == list(SCENARIOS)
     assert "differs" not in result.stdout
     assert "UNEXPECTED" not in result.stdout
+    # And each probe of what the provable key relies on was answered there as the engine answers it
+    assert "DIFFERS" not in result.stdout
+    assert result.stdout.count("  same  ") == len(__import__("scripts.aws_probes").aws_probes.PROBES)
     assert "3 records, all ['COMPLETED']; business step ran 5 times for 7 executions." in result.stdout
 
 
@@ -74,3 +77,11 @@ def test_without_credentials_it_refuses_in_one_line(tmp_path: Path):
     assert result.stderr.count("\n") == 1
     assert "needs AWS credentials" in result.stderr
     assert result.stdout == ""
+
+
+def test_each_probe_of_the_provable_key_is_answered_as_the_suite_pins_it(local_cloud):
+    # The engine's answer to each probe is its expectation: make aws-check compares AWS's with it
+    from scripts import aws_probes
+
+    for probe in aws_probes.PROBES:
+        assert probe.ask(local_cloud.sfn) == probe.expected, probe.name

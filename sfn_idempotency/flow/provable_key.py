@@ -1,0 +1,186 @@
+"""The provable key: the key, validation hash and clock values the ComputeKey Lambda computes, as one
+JSONata expression, for the JMESPath forms whose JSONata translation gives Powertools' selection.
+
+The forms: a chain of fields (``detail.orderId``), a multi-select list or hash of such chains
+(``[a, b.c]``, ``{id: a}``), ``powertools_json(...)`` of one, and the whole event (no expression).
+Powertools renders the selection as ``json.dumps(sort_keys=True)`` and hashes its bytes; the
+expression renders it the same way for the domain a property test proves identical (strings of
+printable ASCII without ``"`` or ``\\``, booleans and null, in objects and arrays: no numbers, since
+JSONata reads ``5.0`` as ``5``). A selection outside that domain, a missing key and a disabled step
+end the expression with ``$error``: the state's Catch sends the event through the ComputeKey
+Lambda, the one implementation of every key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jmespath
+from jmespath.exceptions import JMESPathError
+
+from sfn_idempotency.lambdas.compute_key.computation import wait_schedule
+from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
+
+MILLISECONDS_PER_SECOND = 1000
+# Powertools' hash names (hashlib's) and Step Functions' $hash names for the same digests.
+HASH_ALGORITHMS = {
+    "md5": "MD5",
+    "sha1": "SHA-1",
+    "sha256": "SHA-256",
+    "sha384": "SHA-384",
+    "sha512": "SHA-512",
+}
+# The words each fallback ends the expression with (a Choice reads them in the error's cause).
+NOT_PROVABLE = "sfn-idempotency: the key is not provable for this event"
+NO_KEY = "sfn-idempotency: the event holds no key"
+DISABLED = "sfn-idempotency: idempotency is disabled"
+
+# The helper functions every expression defines: JMESPath's field access (null for what is missing
+# or not an object's), Powertools' missing-key rule, the proven domain and json.dumps(sort_keys=True),
+# each also for a multi-select list (a function: see _translated). The class of the characters
+# outside the domain has no backslash before its closing bracket: JSONata's lexer (jsonata-js's and
+# its Python port's alike) would not see that bracket close the class, and refuse the expression.
+_HELPERS = r"""
+  $field := function($v, $k) { $type($v) = 'object' and $exists($lookup($v, $k)) ? $lookup($v, $k) : null };
+  $json := function($v) { $type($v) = 'string' ? $parse($v) : $error('%(not_provable)s') };
+  $item := function($x) { $exists($lookup($x, 'v')) ? $lookup($x, 'v') : null };
+  $provable := function($v) {(
+    $t := $type($v);
+    $t = 'string' ? $not($contains($v, /[^ !#-\[\]-~]/)) :
+    $t = 'boolean' or $t = 'null' ? true :
+    $t = 'array' ? $reduce($v, function($ok, $x) { $ok and $provable($x) }, true) :
+    $t = 'function' ? $reduce($v(), function($ok, $x) { $ok and $provable($item($x)) }, true) :
+    $t = 'object' ? $count($keys($v)) = 0 or
+      $reduce($keys($v), function($ok, $k) { $ok and $provable($k) and $provable($lookup($v, $k)) }, true) :
+    false
+  )};
+  $rendered := function($v) {(
+    $t := $type($v);
+    $t = 'string' ? '"' & $v & '"' :
+    $t = 'boolean' ? ($v ? 'true' : 'false') :
+    $t = 'null' ? 'null' :
+    $t = 'array' ? '[' & $join([$map($v, function($x) { $rendered($x) })], ', ') & ']' :
+    $t = 'function' ? '[' & $join([$map($v(), function($x) { $rendered($item($x)) })], ', ') & ']' :
+    '{' & $join([$map($sort($keys($v)), function($k) { '"' & $k & '": ' & $rendered($lookup($v, $k)) })], ', ') & '}'
+  )};
+  $missing := function($v) {(
+    $t := $type($v);
+    $t = 'null' or ($t = 'string' and $v = '') or
+    ($t = 'array' and $reduce($v, function($none, $x) { $none and $type($x) = 'null' }, true)) or
+    ($t = 'function' and $reduce($v(), function($none, $x) { $none and $type($item($x)) = 'null' }, true)) or
+    ($t = 'object' and ($count($keys($v)) = 0 or
+      $reduce($keys($v), function($none, $k) { $none and $type($lookup($v, $k)) = 'null' }, true)))
+  )};
+  $digest := function($v) { $provable($v) ? $hash($rendered($v), %(algorithm)s) : $error('%(not_provable)s') };
+"""
+
+
+def selection(expression: str, source: str = "$states.input") -> str | None:
+    """The JSONata expression that selects what JMESPath ``expression`` selects from ``source``
+    (JMESPath's nulls included), or None when the expression is not one of the provable forms."""
+    if not expression:
+        return source
+    try:
+        tree = jmespath.compile(expression).parsed
+    except JMESPathError:
+        return None
+    return _translated(tree, source)
+
+
+def _translated(node: dict[str, Any], current: str) -> str | None:
+    kind, children = node["type"], node.get("children", [])
+    if kind == "field":
+        return f"$field({current}, {json.dumps(node['value'])})"
+    if kind == "current":
+        return current
+    if kind == "subexpression":
+        left = _translated(children[0], current)
+        return None if left is None else _translated(children[1], f"({left})")
+    if kind == "function_expression" and node["value"] == "powertools_json" and len(children) == 1:
+        argument = _translated(children[0], current)
+        return None if argument is None else f"$json({argument})"
+    if kind == "multi_select_list":
+        items = [_translated(child, current) for child in children]
+        if any(item is None for item in items):
+            return None
+        # A list is a function answering its items, each wrapped in an object: no JSON value is a
+        # function, and an array constructor would splice an item that is itself an empty array.
+        wrapped = ", ".join(f'{{"v": {item}}}' for item in items)
+        return f"($type({current}) = 'null' ? null : function() {{ [{wrapped}] }})"
+    if kind == "multi_select_dict":
+        pairs = []
+        for pair in children:
+            value = _translated(pair["children"][0], current)
+            if value is None:
+                return None
+            pairs.append(f"{json.dumps(pair['value'])}: {value}")
+        return f"($type({current}) = 'null' ? null : {{{', '.join(pairs)}}})"
+    return None
+
+
+def is_provable(settings: IdempotencySettings) -> bool:
+    """Whether the settings' key (and validation) can be computed by the expression."""
+    return (
+        settings.hash_function in HASH_ALGORITHMS
+        and selection(settings.event_key_jmespath) is not None
+        and (
+            not settings.payload_validation_jmespath
+            or selection(settings.payload_validation_jmespath) is not None
+        )
+    )
+
+
+def idempotency_block(settings: IdempotencySettings, event: str = "$states.input") -> str:
+    """The JSONata expression (without ``{% %}``) of the ``idempotency`` block the ComputeKey Lambda
+    answers for ``event``, or an ``$error`` that sends the event to the Lambda (a key that is not
+    provable, none, or a disabled step). Clock values are the state's entry time, the same across
+    the state's retries; the claim token is unique to this entry of this state (the execution, the
+    state, its entry time and the Map item it runs for)."""
+    if settings.disabled:
+        return f"$error('{DISABLED}')"
+    key_selection = selection(settings.event_key_jmespath, "$event")
+    validation_selection = (
+        selection(settings.payload_validation_jmespath, "$event")
+        if settings.payload_validation_jmespath
+        else None
+    )
+    algorithm = HASH_ALGORITHMS.get(settings.hash_function)
+    if (
+        key_selection is None
+        or algorithm is None
+        or (settings.payload_validation_jmespath and validation_selection is None)
+    ):
+        return f"$error('{NOT_PROVABLE}')"
+    waits = wait_schedule(settings)
+    lease_ms = settings.lease * MILLISECONDS_PER_SECOND
+    helpers = _HELPERS % {"algorithm": json.dumps(algorithm), "not_provable": NOT_PROVABLE}
+    validation = f"$digest({validation_selection})" if validation_selection else "''"
+    return f"""(
+  $event := {event};
+{helpers}
+  $selection := {key_selection};
+  $missing($selection) ? $error('{NO_KEY}') : (
+    $key := {json.dumps(settings.key_prefix)} & '#' & $digest($selection);
+    $nowMs := $toMillis($states.context.State.EnteredTime);
+    $now := $floor($nowMs / {MILLISECONDS_PER_SECOND});
+    {{
+      "disabled": false,
+      "hasKey": true,
+      "key": $key,
+      "validation": {validation},
+      "now": $now,
+      "nowMs": $nowMs,
+      "nowMsText": $formatInteger($nowMs, '0'),
+      "expiration": $now + {settings.expires_after_seconds},
+      "inProgressExpiration": $nowMs + {lease_ms},
+      "completedExpiration": $now + {settings.lease + settings.expires_after_seconds},
+      "timeoutSeconds": {settings.timeout_seconds},
+      "maxClaimAttempts": {settings.max_claim_attempts},
+      "waitSchedule": {json.dumps(waits)},
+      "maxWaits": {len(waits)},
+      "claimToken": $hash($states.context.Execution.Id & '#' & $states.context.State.Name & '#' &
+        $states.context.State.EnteredTime & '#' & $string($states.context.Map.Item.Index), 'MD5')
+    }}
+  )
+)"""
