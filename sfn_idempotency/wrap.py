@@ -17,7 +17,8 @@ A Task of JSONata (a JSONata machine, or a JSONata state) gets the flow of
 statemachines/idempotency.jsonata.asl.json, and no Result state: a JSONata Parallel unwraps its own
 result (``Output: $states.result[0]``), and the Task's ``Output`` applies inside, once.
 
-The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step.
+The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step,
+whose flow starts there (the standalone flow's provable key, its first Claim, is not a wrapped step's).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sfn_idempotency.flow.definitions import (
     with_business_step,
     with_lease,
 )
+from sfn_idempotency.flow.provable_key import without_provable_key
 from sfn_idempotency.flow.redrive_fence import fence_jsonata, read_run_as_first
 from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 from sfn_idempotency.flow.wrapped_steps import (
@@ -406,7 +408,7 @@ def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[s
     Task's own Arguments and Output run unchanged (``$states.input`` is what the Task would see)."""
     _, inner_retry = _split_retry(task.get("Retry", []))
     flow: dict[str, Any] = json.loads(IDEMPOTENCY_FLOWS[JSONATA].read_text(encoding="utf-8"))
-    states = flow["States"]
+    states = without_provable_key(flow)["States"]
     flow_execute = copy.deepcopy(states[EXECUTE_STATE])
     for name in BUSINESS_STATES:
         business = states[name]
@@ -455,7 +457,7 @@ def _jsonpath_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[
         )
     except DefinitionError as error:
         raise WrapError(str(error)) from None
-    states = flow["States"]
+    states = without_provable_key(flow)["States"]
     for name in BUSINESS_STATES:
         business_state = states[name]
         # The Task's own Retry, and no other (the flow's default is for a Lambda).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
 from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of, state_machine_logs
 from sfn_idempotency.flow.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.provable_key import substitutions as provable_key_substitutions
 from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning, fence_arn
 from sfn_idempotency.flow.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
@@ -98,7 +100,7 @@ class IdempotentWorkflow(Construct):
         definition = self._definition(business_step, express=express)
         try:
             if replay_marker is not None or replay_hook is not None:
-                text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
+                text = _definition_text(definition)
                 definition = replay_options_applied(text, replay_marker, replay_hook, "JSONPath")
         except ReplayOptionError as error:
             raise ConfigurationError(f"{self.node.path}: {error}") from None
@@ -183,7 +185,7 @@ class IdempotentWorkflow(Construct):
         *,
         lambda_business_step: bool,
     ) -> IdempotencySettings:
-        text = definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
+        text = _definition_text(definition)
         try:
             settings = load_settings(environment)
         except ConfigurationError as error:
@@ -228,6 +230,13 @@ class IdempotentWorkflow(Construct):
         substitutions = {
             "ComputeKeyFunctionArn": self.compute_key_function.function_arn,
             "TableName": self.table.table_name,
+            # CloudFormation substitutes text as it is: each value escaped for its JSON string.
+            **{
+                name: json.dumps(value)[1:-1]
+                for name, value in provable_key_substitutions(
+                    self.settings, _definition_text(definition)
+                ).items()
+            },
         }
         if self.business_function is not None:
             substitutions["BusinessFunctionArn"] = self.business_function.function_arn
@@ -308,6 +317,10 @@ class ClaimRelease(Construct):
             EXECUTION_ENDED_PATTERN, {"stateMachineArn": [workflow.state_machine.state_machine_arn]}
         )
         EventTrigger(self, "ExecutionEnded", pattern=ended, target=self.state_machine)
+
+
+def _definition_text(definition: Path | str) -> str:
+    return definition.read_text(encoding="utf-8") if isinstance(definition, Path) else definition
 
 
 def _is_express(state_machine: sfn.StateMachine) -> bool:

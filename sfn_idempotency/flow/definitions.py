@@ -107,8 +107,9 @@ DEFAULT_BACKOFF_RATE = 2.0
 # Latency of the state transitions and DynamoDB calls between computing the key and the business
 # step's start, and clock skew between the key Lambda and DynamoDB's callers.
 LEASE_MARGIN_SECONDS = 10
-# The states of the idempotency flow between the key's computation and the business step's end.
-CLAIM_STATES = ("Claim", "Read")
+# The states of the idempotency flow between the key's computation and the business step's end (a
+# first claim made by Claim, with the provable key, retries as ClaimComputedKey does).
+CLAIM_STATES = ("ClaimComputedKey", "Read")
 EXECUTE_STATE = "Execute"
 
 
@@ -129,7 +130,7 @@ def worst_case_backoff_seconds(retriers: list[dict[str, Any]]) -> float:
 
 def worst_case_lease_seconds(definition: str, timeout_seconds: int, max_claim_attempts: int) -> int:
     """How long after the key is computed the business step may still be running, as ``definition``
-    (the idempotency flow) allows: every claim attempt's retries and backoff (Claim, Read), then
+    (the idempotency flow) allows: every claim attempt's retries and backoff (a claim, Read), then
     every attempt of the business step at its full timeout with the backoff between them, plus a
     margin. A shorter lease would let a second execution claim a key whose step still runs."""
     states = json.loads(definition)["States"]

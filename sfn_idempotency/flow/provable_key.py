@@ -23,6 +23,17 @@ from sfn_idempotency.lambdas.compute_key.computation import wait_schedule
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 
 MILLISECONDS_PER_SECOND = 1000
+PLACEHOLDER = "ProvableKey"  # in the flow's Claim: its expression, written at build time
+# The flow's states that claim by the provable key, and route what it cannot key; the flow after them
+# starts at ComputeKey.
+PROVABLE_KEY_STATES = ("Claim", "RouteByEvent")
+LAMBDA_KEYED_START = "ComputeKey"
+# An event whose JSON text is longer than this goes to the ComputeKey Lambda: at up to 3 UTF-8 bytes a
+# character, it and the flow's envelope (under 1 KiB) always fit the 256 KiB a state carries, so
+# Claim's output never fails after its write (the Lambda's path names a larger event's failure). So
+# does an event with a number JSONata cannot hold exactly (beyond 2^53): Claim's output carries the
+# event as JSONata writes it (a whole-number float as an integer, 5.0 as 5, as the JSONata flow does).
+LONGEST_EVENT_CHARACTERS = 85_000
 # Powertools' hash names (hashlib's) and Step Functions' $hash names for the same digests.
 HASH_ALGORITHMS = {
     "md5": "MD5",
@@ -71,6 +82,13 @@ _HELPERS = r"""
     ($t = 'function' and $reduce($v(), function($none, $x) { $none and $type($item($x)) = 'null' }, true)) or
     ($t = 'object' and ($count($keys($v)) = 0 or
       $reduce($keys($v), function($none, $k) { $none and $type($lookup($v, $k)) = 'null' }, true)))
+  )};
+  $exact := function($v) {(
+    $t := $type($v);
+    $t = 'number' ? $abs($v) <= 9007199254740991 :
+    $t = 'array' ? $reduce($v, function($ok, $x) { $ok and $exact($x) }, true) :
+    $t = 'object' ? $count($keys($v)) = 0 or $reduce($keys($v), function($ok, $k) { $ok and $exact($lookup($v, $k)) }, true) :
+    true
   )};
   $digest := function($v) { $provable($v) ? $hash($rendered($v), %(algorithm)s) : $error('%(not_provable)s') };
 """
@@ -137,8 +155,6 @@ def idempotency_block(settings: IdempotencySettings, event: str = "$states.input
     provable, none, or a disabled step). Clock values are the state's entry time, the same across
     the state's retries; the claim token is unique to this entry of this state (the execution, the
     state, its entry time and the Map item it runs for)."""
-    if settings.disabled:
-        return f"$error('{DISABLED}')"
     key_selection = selection(settings.event_key_jmespath, "$event")
     validation_selection = (
         selection(settings.payload_validation_jmespath, "$event")
@@ -152,15 +168,20 @@ def idempotency_block(settings: IdempotencySettings, event: str = "$states.input
         or (settings.payload_validation_jmespath and validation_selection is None)
     ):
         return f"$error('{NOT_PROVABLE}')"
+    # raise_on_no_key: a missing key is the Lambda's to refuse, with IdempotencyKeyError.
+    no_key = NOT_PROVABLE if settings.raise_on_no_key else NO_KEY
+    disabled = f"$error('{DISABLED}')" if settings.disabled else "false"
     waits = wait_schedule(settings)
     lease_ms = settings.lease * MILLISECONDS_PER_SECOND
     helpers = _HELPERS % {"algorithm": json.dumps(algorithm), "not_provable": NOT_PROVABLE}
     validation = f"$digest({validation_selection})" if validation_selection else "''"
     return f"""(
   $event := {event};
+  $length($string($event)) > {LONGEST_EVENT_CHARACTERS} ? $error('{NOT_PROVABLE}') : {disabled};
 {helpers}
+  $exact($event) ? true : $error('{NOT_PROVABLE}');
   $selection := {key_selection};
-  $missing($selection) ? $error('{NO_KEY}') : (
+  $missing($selection) ? $error('{no_key}') : (
     $key := {json.dumps(settings.key_prefix)} & '#' & $digest($selection);
     $nowMs := $toMillis($states.context.State.EnteredTime);
     $now := $floor($nowMs / {MILLISECONDS_PER_SECOND});
@@ -184,3 +205,29 @@ def idempotency_block(settings: IdempotencySettings, event: str = "$states.input
     }}
   )
 )"""
+
+
+def substitutions(settings: IdempotencySettings, definition: str) -> dict[str, str]:
+    """The provable-key placeholders of ``definition`` (``${ProvableKey}``..., the JSONPath flow's
+    Claim; none in another) filled for ``settings``: the expression, what a run without a record
+    reads, and the words of the two errors that mean "no record" (RouteByEvent tells them from "not
+    provable"). Each lands inside a JSON string: the engine's ``render`` escapes it, as the
+    constructs do for CloudFormation, which substitutes text as it is."""
+    if f"${{{PLACEHOLDER}}}" not in definition:
+        return {}
+    keyless = {"disabled": settings.disabled, "hasKey": False, "timeoutSeconds": settings.timeout_seconds}
+    return {
+        PLACEHOLDER: idempotency_block(settings),
+        "KeylessIdempotency": json.dumps(keyless),
+        "NoKeyWords": NO_KEY,
+        "DisabledWords": DISABLED,
+    }
+
+
+def without_provable_key(flow: dict[str, Any]) -> dict[str, Any]:
+    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: a wrapped step's,
+    whose settings travel in the Lambda's payload, and whose event only JSONPath selects."""
+    for name in PROVABLE_KEY_STATES:
+        del flow["States"][name]
+    flow["StartAt"] = LAMBDA_KEYED_START
+    return flow

@@ -103,6 +103,17 @@ def query_language() -> str:
 FLAVOURS = ["JSONPath", "JSONata"]
 
 
+def claim_path(service: IdempotentService) -> list[str]:
+    """The states of a first claim: the standalone flow's Claim, by the provable key; a wrapped
+    step's key Lambda, then its claim."""
+    return ["ComputeKey", "RouteByKey", "ClaimComputedKey"] if service.inline else ["Claim"]
+
+
+def keyless_path(service: IdempotentService) -> list[str]:
+    """The states before a run without a record (no key, or disabled)."""
+    return ["ComputeKey", "RouteByKey"] if service.inline else ["Claim", "RouteByEvent"]
+
+
 @pytest.fixture
 def idempotent_service(local_cloud: LocalCloud, inline: bool, query_language: str) -> IdempotentService:
     return IdempotentService(local_cloud, inline=inline, query_language=query_language)

@@ -480,7 +480,7 @@ def test_serve_runs_the_inline_pipeline_through_start_sync_execution(server: Ser
 
 
 def test_the_aws_cli_tests_and_validates_a_state_against_serve(server: Server):
-    # Given the flow's Claim state, and what ComputeKey would hand it
+    # Given the flow's claim after ComputeKey, and what ComputeKey would hand it
     claim_input = {
         "event": {"orderId": "o-cli"},
         "idempotency": {
@@ -498,7 +498,7 @@ def test_the_aws_cli_tests_and_validates_a_state_against_serve(server: Server):
     # When the AWS CLI tests it with a refused claim as the mock, and validates the definition
     tested = aws_stepfunctions(
         server,
-        "test-state", "--definition", definition, "--state-name", "Claim", "--input", json.dumps(claim_input),
+        "test-state", "--definition", definition, "--state-name", "ClaimComputedKey", "--input", json.dumps(claim_input),
         "--context", json.dumps({"Execution": {"Id": "arn:aws:states:us-east-1:123456789012:execution:orders:e-1", "RedriveCount": 0}}),
         "--mock", json.dumps({"errorOutput": {"error": "DynamoDB.ConditionalCheckFailedException", "cause": "taken"}}),
         "--inspection-level", "DEBUG",

@@ -15,13 +15,31 @@ from sfn_idempotency.deployed.records import owner_execution
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.engine.cloud import EngineError
 from sfn_idempotency.settings import example_settings
-from tests.local.conftest import FLAVOURS, Gate, ServiceFactory, item_values, put_crashed_claim
+from tests.local.conftest import (
+    FLAVOURS,
+    Gate,
+    ServiceFactory,
+    claim_path,
+    item_values,
+    keyless_path,
+    put_crashed_claim,
+)
 
 ORDER = {"orderId": "o-1", "amount": 25}
-FIRST_RUN_PATH = ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
-REPLAY_PATH = ["ComputeKey", "RouteByKey", "Claim", "Read", "RouteByRecord", "Replay"]
-# A lease that ran out is taken over in a state of its own (the metrics count it).
-TAKEOVER_PATH = [*REPLAY_PATH[:-1], "TakeOverExpiredLease", "LeaseTakenOver", "Execute", "Complete"]
+
+
+def first_run_path(service: IdempotentService) -> list[str]:
+    # (standalone, with the provable key: Claim, Execute, Complete; the issue's three states)
+    return [*claim_path(service), "Execute", "Complete"]
+
+
+def replay_path(service: IdempotentService) -> list[str]:
+    return [*claim_path(service), "Read", "RouteByRecord", "Replay"]
+
+
+def takeover_path(service: IdempotentService) -> list[str]:
+    # A lease that ran out is taken over in a state of its own (the metrics count it).
+    return [*replay_path(service)[:-1], "TakeOverExpiredLease", "LeaseTakenOver", "Execute", "Complete"]
 
 
 @pytest.fixture(params=[False, True], ids=["standalone", "inline"])
@@ -43,10 +61,45 @@ def test_first_run_places_the_order_and_completes_the_record(idempotent_service:
     assert result.output["orderId"] == "o-1"
     assert result.output["status"] == "PLACED"
     assert idempotent_service.business_runs == 1
-    assert idempotent_service.flow_states(result) == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(result) == first_run_path(idempotent_service)
+    # And standalone, the provable key called no key Lambda: the business step is the only one
+    key_lambda_calls = idempotent_service.cloud.lambdas.invocations(idempotent_service.compute_key_function)
+    assert key_lambda_calls == (1 if idempotent_service.inline else 0)
     record = idempotent_service.record_for(ORDER)
     assert record["status"] == {"S": "COMPLETED"}
     assert json.loads(record["data"]["S"]) == result.output
+
+
+@pytest.mark.parametrize(
+    "order",
+    [{"orderId": "o-ü", "amount": 25}, {"orderId": "o-1", "amount": 25, "reference": 2**60}],
+    ids=["a key outside the domain", "a number JSONata cannot hold"],
+)
+def test_an_event_the_provable_key_cannot_claim_goes_through_the_key_lambda(
+    make_service: ServiceFactory, order: dict[str, Any]
+):
+    # Given the standalone flow (an inline step's key is always the Lambda's)
+    service = make_service()
+    if service.inline:
+        pytest.skip("a wrapped step's key is always the key Lambda's")
+
+    # When an order the provable key cannot claim runs, then again
+    first, again = service.run(order), service.run(dict(order))
+
+    # Then it went through ComputeKey, claimed with the Lambda's key, and the duplicate replayed
+    assert service.flow_states(first) == [
+        "Claim",
+        "RouteByEvent",
+        "ComputeKey",
+        "RouteByKey",
+        "ClaimComputedKey",
+        "Execute",
+        "Complete",
+    ]
+    assert service.flow_states(again)[-1] == "Replay"
+    assert again.output == first.output
+    assert service.business_runs == 1
+    assert service.record_for(order) is not None  # the key the Lambda computes, Powertools'
 
 
 def test_duplicate_replays_the_first_output_exactly(idempotent_service: IdempotentService):
@@ -60,7 +113,7 @@ def test_duplicate_replays_the_first_output_exactly(idempotent_service: Idempote
     assert duplicate.status == "SUCCEEDED"
     assert duplicate.output_json == first.output_json
     assert idempotent_service.business_runs == 1
-    assert idempotent_service.flow_states(duplicate) == REPLAY_PATH
+    assert idempotent_service.flow_states(duplicate) == replay_path(idempotent_service)
 
 
 def test_record_attributes_types_and_units(idempotent_service: IdempotentService, local_cloud: LocalCloud):
@@ -165,9 +218,7 @@ def test_business_failure_releases_the_claim_and_keeps_error_and_cause(idempoten
     assert cause["errorType"] == "InvalidOrderError"
     assert cause["errorMessage"] == "amount must be a positive number, got -5"
     assert idempotent_service.flow_states(result) == [
-        "ComputeKey",
-        "RouteByKey",
-        "Claim",
+        *claim_path(idempotent_service),
         "Execute",
         "Release",
         "RouteBusinessError",
@@ -194,7 +245,7 @@ def test_failure_then_success_runs_again(idempotent_service: IdempotentService, 
     # Then the retry placed the order, and it is recorded
     assert failed.error == "DownstreamUnavailable"
     assert retried.status == "SUCCEEDED"
-    assert idempotent_service.flow_states(retried) == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(retried) == first_run_path(idempotent_service)
     assert idempotent_service.business_runs == 2
     assert idempotent_service.record_for(ORDER)["status"]["S"] == "COMPLETED"
 
@@ -210,7 +261,7 @@ def test_after_expiry_the_event_runs_again(idempotent_service: IdempotentService
     again = idempotent_service.run(ORDER)
 
     # Then the order is placed again, with a new result
-    assert idempotent_service.flow_states(again) == FIRST_RUN_PATH
+    assert idempotent_service.flow_states(again) == first_run_path(idempotent_service)
     assert again.output["placedOrderId"] != first.output["placedOrderId"]
     assert idempotent_service.business_runs == 2
 
@@ -238,7 +289,7 @@ def test_stale_claim_of_a_crashed_run_blocks_until_its_lease_ends(
     local_cloud.clock.advance(lease_ms / 1000 + 1)
     taken_over = idempotent_service.run(ORDER)
     assert taken_over.status == "SUCCEEDED"
-    assert idempotent_service.flow_states(taken_over) == TAKEOVER_PATH
+    assert idempotent_service.flow_states(taken_over) == takeover_path(idempotent_service)
     assert idempotent_service.business_runs == 1
     assert owner_execution(idempotent_service.record(key)["owner"]["S"]) == taken_over.arn
 
@@ -273,8 +324,7 @@ def test_no_key_runs_the_business_step_without_a_record(idempotent_service: Idem
     assert [r.error for r in results] == ["InvalidOrderError", "InvalidOrderError"]
     # (the business step's own error leaves as it is: only a States.* name is renamed)
     assert idempotent_service.flow_states(results[0]) == [
-        "ComputeKey",
-        "RouteByKey",
+        *keyless_path(idempotent_service),
         "ExecuteWithoutRecord",
         "RouteUnrecordedError",
         "BusinessFailed",
@@ -302,7 +352,9 @@ def test_no_key_fails_when_a_key_is_required(make_service: ServiceFactory):
     assert result.status == "FAILED"
     assert result.error == "IdempotencyKeyError"
     assert "No data found to create a hashed idempotency key" in result.cause
-    assert service.flow_states(result) == ["ComputeKey"]
+    # (the provable key leaves a required key to the Lambda, which names the error)
+    expected = ["ComputeKey"] if service.inline else ["Claim", "RouteByEvent", "ComputeKey"]
+    assert service.flow_states(result) == expected
     assert service.business_runs == 0
     assert service.records() == []
 
@@ -312,7 +364,7 @@ def test_disabled_runs_the_business_step_directly(make_service: ServiceFactory):
     results = [service.run(ORDER) for _ in range(2)]
     assert all(r.status == "SUCCEEDED" for r in results)
     assert results[0].output["placedOrderId"] != results[1].output["placedOrderId"]
-    assert service.flow_states(results[0]) == ["ComputeKey", "RouteByKey", "ExecuteWithoutRecord"]
+    assert service.flow_states(results[0]) == [*keyless_path(service), "ExecuteWithoutRecord"]
     assert service.business_runs == 2
     assert service.records() == []
 

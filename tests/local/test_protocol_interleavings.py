@@ -49,7 +49,13 @@ BEHAVIOURS = ["succeed", "fail", "hang", *LARGE_RESULTS]
 # The statuses of a record that keeps its key until it expires: its step never runs again before.
 KEPT = ("COMPLETED", "RESULT_TOO_LARGE")
 # Where a fault can be injected: the flow's DynamoDB state and the operation it calls.
-FAULT_POINTS = {"Claim": "PutItem", "Read": "GetItem", "Complete": "UpdateItem", "Release": "DeleteItem"}
+FAULT_POINTS = {
+    "Claim": "PutItem",
+    "ClaimComputedKey": "PutItem",
+    "Read": "GetItem",
+    "Complete": "UpdateItem",
+    "Release": "DeleteItem",
+}
 FAULTS = {
     "throttle": ("ProvisionedThroughputExceededException", 400, False),
     "5xx": ("InternalServerError", 500, False),
@@ -62,6 +68,7 @@ STOP_POINTS = (
     "ComputeKey",
     "RouteByKey",
     "Claim",
+    "ClaimComputedKey",
     "Read",
     "RouteByRecord",
     "Execute",

@@ -180,7 +180,12 @@ def test_any_other_event_is_sent_to_the_key_lambda(
         assert not _has_key(key_path, event)
     else:
         assert answer["cause"].endswith(NOT_PROVABLE), answer["cause"]
-        assert not _provable(key_path, event) or (validation_path and not _provable(validation_path, event))
+        # (a number JSONata cannot hold exactly sends the whole event to the Lambda, which keeps it)
+        assert (
+            not _provable(key_path, event)
+            or (validation_path and not _provable(validation_path, event))
+            or not _exact(event)
+        )
 
 
 def _provable(path: str, event: Any) -> bool:
@@ -197,6 +202,18 @@ def _readable(path: str, event: Any) -> bool:
         select(path, event)
     except IdempotencyKeyError:
         return False
+    return True
+
+
+def _exact(value: Any) -> bool:
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int | float):
+        return abs(value) <= 2**53 - 1
+    if isinstance(value, list):
+        return all(_exact(item) for item in value)
+    if isinstance(value, dict):
+        return all(_exact(item) for item in value.values())
     return True
 
 

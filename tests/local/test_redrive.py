@@ -17,6 +17,9 @@ from tests.local.conftest import GATE_TIMEOUT_SECONDS
 
 ROLE = "arn:aws:iam::123456789012:role/redrive"
 ORDER = {"orderId": "o-redrive", "amount": 12}
+# An order whose key only the key Lambda computes (a character outside the provable key's domain):
+# the standalone flow's Claim sends it to ComputeKey too.
+LAMBDA_KEYED_ORDER = {"orderId": "ö-redrive", "amount": 12}
 SECONDS_PER_DAY = 86_400
 
 
@@ -243,10 +246,10 @@ def key_fails_once(idempotent_service: IdempotentService, local_cloud: LocalClou
         local_cloud.faults.function_error(
             idempotent_service.compute_key_function, "RuntimeError", "boom", calls=1
         )
-        arn = idempotent_service.start(ORDER)
+        arn = idempotent_service.start(LAMBDA_KEYED_ORDER)
         failed = local_cloud.wait(arn)
-        assert (failed.status, failed.states) == ("FAILED", ["ComputeKey"])
-        assert idempotent_service.record_for(ORDER) is None
+        assert (failed.status, failed.states[-1]) == ("FAILED", "ComputeKey")
+        assert idempotent_service.record_for(LAMBDA_KEYED_ORDER) is None
         return arn
 
     return start
@@ -261,9 +264,15 @@ def test_a_redriven_idempotent_execution_claims_and_places_the_order(
     result = redriven(idempotent_service, arn)
     # Then it claimed the key and placed the order once, and the record is complete
     assert result.status == "SUCCEEDED"
-    assert after_redrive(result.history) == ["ComputeKey", "RouteByKey", "Claim", "Execute", "Complete"]
+    assert after_redrive(result.history) == [
+        "ComputeKey",
+        "RouteByKey",
+        "ClaimComputedKey",
+        "Execute",
+        "Complete",
+    ]
     assert idempotent_service.business_runs == 1
-    assert idempotent_service.record_for(ORDER)["status"]["S"] == "COMPLETED"
+    assert idempotent_service.record_for(LAMBDA_KEYED_ORDER)["status"]["S"] == "COMPLETED"
 
 
 def test_a_redriven_idempotent_execution_replays_what_another_completed_meanwhile(
@@ -271,7 +280,7 @@ def test_a_redriven_idempotent_execution_replays_what_another_completed_meanwhil
 ):
     # Given an order that failed before claiming its key, and a retry that placed it meanwhile
     arn = key_fails_once()
-    retry = idempotent_service.run(ORDER)
+    retry = idempotent_service.run(LAMBDA_KEYED_ORDER)
     # When the failed one is redriven
     result = redriven(idempotent_service, arn)
     # Then it claimed again, found the retry's record, and replayed its output: one order placed

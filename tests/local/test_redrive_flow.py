@@ -31,7 +31,7 @@ FORMS = [
     pytest.param(True, "JSONPath", id="inline-JSONPath"),
     pytest.param(True, "JSONata", id="inline-JSONata"),
 ]
-FENCE_PATH = ["RedriveFence", "ReleaseStaleClaim", "RecomputeKey", "RouteByKey", "Claim"]
+FENCE_PATH = ["RedriveFence", "ReleaseStaleClaim", "RecomputeKey", "RouteByKey", "ClaimComputedKey"]
 
 
 def redrive(service: IdempotentService, arn: str) -> ExecutionResult:

@@ -135,8 +135,9 @@ def test_transient_lambda_service_errors_are_retried(
     # Given the Lambda service failing the first call to the key Lambda and the first to the business step
     local_cloud.faults.api_error("lambda", "Invoke", error_code, calls=[1, 3], status_code=500)
 
-    # When an order runs
-    result = idempotent_service.run(FIRST)
+    # When an order whose key only the key Lambda computes runs (a character outside the provable
+    # key's domain: the standalone flow's Claim sends it to ComputeKey)
+    result = idempotent_service.run({**FIRST, "orderId": f"{FIRST['orderId']}-ü"})
 
     # Then both Tasks retried on Lambda.<error> and the order was placed once
     failures = [e["taskFailedEventDetails"]["error"] for e in result.history if e["type"] == "TaskFailed"]

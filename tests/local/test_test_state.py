@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
-from sfn_idempotency.flow import definitions
+from sfn_idempotency.flow import definitions, provable_key
 from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.settings import example_settings
 from sfn_idempotency.wrap import wrap_state
 from tests.local.conftest import FLAVOURS
 
@@ -49,7 +50,8 @@ COMPLETED = {
 
 
 def flow(language: str) -> str:
-    return definitions.render(IDEMPOTENCY_FLOWS[language], SUBSTITUTIONS)
+    text = IDEMPOTENCY_FLOWS[language].read_text(encoding="utf-8")
+    return definitions.render(text, {**SUBSTITUTIONS, **provable_key.substitutions(example_settings(), text)})
 
 
 def flow_input(language: str, **extra: Any) -> tuple[str, str]:
@@ -75,7 +77,7 @@ def test_a_refused_claim_goes_to_read(local_cloud: LocalCloud, language: str):
     state_input, variables = flow_input(language)
     answer = local_cloud.test_state(
         definition=flow(language),
-        stateName="Claim",
+        stateName="ClaimComputedKey",
         input=state_input,
         variables=variables,
         context=json.dumps(EXECUTION_CONTEXT),  # Claim writes the run it is in (the redrive fence's)

@@ -41,6 +41,7 @@ def test_the_read_after_a_failed_claim_is_strongly_consistent():
     ("states", "name", "expected"),
     [
         (FLOW, "Claim", DYNAMODB_BUDGET),
+        (FLOW, "ClaimComputedKey", DYNAMODB_BUDGET),
         (FLOW, "Read", DYNAMODB_BUDGET),
         (FLOW, "Complete", DYNAMODB_BUDGET),
         (FLOW, "Release", DYNAMODB_BUDGET),
@@ -87,7 +88,7 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
         # Claim: the key is free, or its record expired (Powertools'), or the record is this very
         # claim attempt's own (a retry whose first write landed, its answer lost)
         (
-            FLOW["Claim"],
+            FLOW["ClaimComputedKey"],
             " OR ",
             ["attribute_not_exists(#id)", "#expiry < :now", "#owner = :owner"],
         ),
@@ -122,3 +123,12 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
 )
 def test_every_condition_is_exactly_its_clauses(state: dict[str, Any], joiner: str, clauses: list[str]):
     assert state["Parameters"]["ConditionExpression"] == joiner.join(clauses)
+
+
+def test_the_provable_key_s_claim_makes_the_same_conditional_write():
+    # Claim (JSONata, its Arguments one expression) writes as ClaimComputedKey writes, names included
+    claim, computed = FLOW["Claim"]["Arguments"], FLOW["ClaimComputedKey"]["Parameters"]
+    assert FLOW["Claim"]["Resource"] == FLOW["ClaimComputedKey"]["Resource"]
+    assert json.dumps(computed["ConditionExpression"]) in claim
+    assert json.dumps(computed["ExpressionAttributeNames"]) in claim
+    assert FLOW["Claim"]["Retry"] == FLOW["ClaimComputedKey"]["Retry"]

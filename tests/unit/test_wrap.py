@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.flow.definitions import placeholders
+from sfn_idempotency.flow.provable_key import PROVABLE_KEY_STATES
 from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL, IDEMPOTENCY_FLOWS
 from sfn_idempotency.flow.wrapped_steps import wrapped_steps
 from sfn_idempotency.wrap import (
@@ -101,13 +102,16 @@ def test_the_branch_is_the_flow_of_idempotency_asl_renamed_under_the_step():
     branch = wrapped()["States"]["PlaceOrder"]["Branches"][0]
     source = flow_states()
 
-    # Then the branch has every state of the flow file, renamed, starting where the file starts
+    # Then the branch has every state of the flow file, renamed, starting at ComputeKey
+    # (the provable key's states are the standalone flow's: a wrapped step's key is the Lambda's)
     assert branch["StartAt"] == "PlaceOrder.ComputeKey"
-    assert list(branch["States"]) == [f"PlaceOrder.{name}" for name in source]
+    assert list(branch["States"]) == [
+        f"PlaceOrder.{name}" for name in source if name not in PROVABLE_KEY_STATES
+    ]
     # And the states that are not the business step or the key's computations are the file's,
     # transitions renamed and the table a placeholder of its own
     for name, state in source.items():
-        if name in ("ComputeKey", "RecomputeKey", "Execute", "ExecuteWithoutRecord"):
+        if name in ("ComputeKey", "RecomputeKey", "Execute", "ExecuteWithoutRecord", *PROVABLE_KEY_STATES):
             continue
         derived = json.dumps(branch["States"][f"PlaceOrder.{name}"])
         expected = json.dumps(state).replace("${TableName}", f"${{{TABLE_PLACEHOLDER}}}")
@@ -394,7 +398,7 @@ def test_a_jsonata_task_becomes_one_parallel_that_unwraps_its_result():
     # And its branch is the JSONata flow, the Task's Arguments and Output in the business state
     branch = parallel["Branches"][0]["States"]
     jsonata_flow = json.loads(IDEMPOTENCY_FLOWS["JSONata"].read_text(encoding="utf-8"))["States"]
-    assert list(branch) == [f"PlaceOrder.{name}" for name in jsonata_flow]
+    assert list(branch) == [f"PlaceOrder.{name}" for name in jsonata_flow if name not in PROVABLE_KEY_STATES]
     execute = branch["PlaceOrder.Execute"]
     flow_fence = jsonata_flow["Execute"]["Arguments"]["FunctionName"]
     assert execute["Arguments"] == {

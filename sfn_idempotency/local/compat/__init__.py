@@ -411,7 +411,7 @@ from sfn_idempotency.local.compat import (
 )
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
-from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time
+from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time, state_clock
 from sfn_idempotency.local.compat.patching import IncompatibleMotoError, Patch, apply, missing
 from sfn_idempotency.local.compat.redrive_fields import redrive_clock
 
@@ -428,6 +428,7 @@ __all__ = [
     "interceptor",
     "redrive_clock",
     "retry_time",
+    "state_clock",
     "sync_executions",
     "sync_executions_lock",
 ]

@@ -476,12 +476,28 @@ def _start_time_as_text(original: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return get_evaluation_environment
 
 
+class StateClock:
+    """The time a state is entered at (``$$.State.EnteredTime``): real time unless a LocalCloud
+    moves it, as it moves the key Lambda's (a test moves its clock past a lease instead of waiting,
+    and a claim made in JSONata reads the clock from the state's entry)."""
+
+    def __init__(self) -> None:
+        self.now: Callable[[], float] = time.time  # epoch seconds
+
+    def moment(self) -> datetime.datetime:
+        return datetime.datetime.fromtimestamp(self.now(), tz=datetime.UTC)
+
+
+state_clock = StateClock()
+
+
 def _entered_time_as_aws_writes_it(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``$$.State.EnteredTime`` in the same format (moto: microseconds and ``+00:00``)."""
+    """``$$.State.EnteredTime`` in the same format (moto: microseconds and ``+00:00``), read from
+    ``state_clock`` when the state is entered (moto builds the State context once per entry)."""
 
     def state_data(**fields: Any) -> Any:
         if "EnteredTime" in fields:
-            fields["EnteredTime"] = aws_timestamp(fields["EnteredTime"])
+            fields["EnteredTime"] = aws_timestamp(state_clock.moment())
         return original(**fields)
 
     return state_data

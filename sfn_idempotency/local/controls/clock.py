@@ -10,8 +10,8 @@ MILLISECONDS_PER_SECOND = 1000
 
 
 class MovableClock:
-    """The time the key Lambda reads (``cloud.clock``): leases and expiries are judged by it, so a
-    test moves it past a lease instead of sleeping."""
+    """The time the key Lambda and a state's entry read (``cloud.clock``): leases and expiries are
+    judged by it, so a test moves it past a lease instead of sleeping."""
 
     def __init__(self) -> None:
         self._offset_ms = 0
@@ -34,6 +34,10 @@ class MovableClock:
     def now_ms(self) -> int:
         """Epoch milliseconds: the real time plus every ``advance`` so far."""
         return time.time_ns() // 1_000_000 + self._offset_ms
+
+    def now_seconds(self) -> float:
+        """Epoch seconds, the same time (what the interpreter's own clocks read)."""
+        return self.now_ms() / MILLISECONDS_PER_SECOND
 
     def advance(self, seconds: float) -> None:
         """Move the clock ``seconds`` forward (never back)."""

@@ -29,7 +29,7 @@ from sfn_idempotency.local.compat.express import express_execution, is_express_e
 from sfn_idempotency.local.compat.service_tasks import GatewayAnswer, GatewayRequest
 from sfn_idempotency.local.controls import call_origins, state_entry, task_deadlines
 from sfn_idempotency.local.controls.calls import CallCounter
-from sfn_idempotency.local.controls.clock import MILLISECONDS_PER_SECOND, MovableClock
+from sfn_idempotency.local.controls.clock import MovableClock
 from sfn_idempotency.local.controls.faults import FaultPlan
 from sfn_idempotency.local.engine import collector, results
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
@@ -136,7 +136,7 @@ class LocalCloud:
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
         retention.retention.keep(self.retain_executions)
         compat.execution_ends.ends.listeners[:] = [retention.retention.ended]
-        compat.redrive_clock.now = lambda: self.clock.now_ms() / MILLISECONDS_PER_SECOND
+        compat.redrive_clock.now = compat.state_clock.now = self.clock.now_seconds
         compat.service_tasks.api_gateway.answer = self._answer_api_invocation
         self.backend.start()
         runtimes.endpoint_url = self.endpoint_url
@@ -175,7 +175,7 @@ class LocalCloud:
             mock_files.activate(None)
             activities.forget()
             compat.retry_time.scale = 1.0
-            compat.redrive_clock.now = time.time
+            compat.redrive_clock.now = compat.state_clock.now = time.time
             compat.service_tasks.api_gateway.answer = None
             task_failures.listeners.clear()
             task_deadlines.active.clock = None

@@ -12,6 +12,7 @@ from sfn_idempotency.flow.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_b
 from sfn_idempotency.flow.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
 from sfn_idempotency.flow.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.provable_key import substitutions as provable_key_substitutions
 from sfn_idempotency.flow.redrive_fence import for_express
 from sfn_idempotency.flow.resources import (
     EXECUTION_ENDED_PATTERN,
@@ -150,7 +151,11 @@ class IdempotentService:
         substitutions = (
             {KEY_FUNCTION_PLACEHOLDER: compute_key.arn, TABLE_PLACEHOLDER: self.table_name}
             if inline
-            else {"ComputeKeyFunctionArn": compute_key.arn, "TableName": self.table_name}
+            else {
+                "ComputeKeyFunctionArn": compute_key.arn,
+                "TableName": self.table_name,
+                **provable_key_substitutions(self.settings, definition),
+            }
         )
         self.business: LocalFunction | None = None
         if business_step is None:

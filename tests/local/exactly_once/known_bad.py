@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.provable_key import without_provable_key
 from sfn_idempotency.flow.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL
 from sfn_idempotency.local import IdempotentService, LocalCloud
 from sfn_idempotency.local.explorer import Target, invariants
@@ -35,8 +36,9 @@ class KnownBad:
 
 
 def flow() -> dict[str, Any]:
-    definition: dict[str, Any] = json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))
-    return definition
+    """The standalone flow keyed by the Lambda alone: each design's flaw is in the claims it makes
+    (ClaimComputedKey's), the provable key's first claim left out."""
+    return without_provable_key(json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8")))
 
 
 def service_target(
@@ -87,7 +89,7 @@ def claim_over_a_claim_in_progress(cloud: LocalCloud, folder: Path) -> Target:
     """Claim refuses a COMPLETED record only: a duplicate claims over a live claim and runs while
     the first run still goes on under it (beyond the issue's seven: the overlap invariant bites)."""
     definition = flow()
-    definition["States"]["Claim"]["Parameters"].update(
+    definition["States"]["ClaimComputedKey"]["Parameters"].update(
         {
             "ConditionExpression": "attribute_not_exists(#id) OR #status <> :completed",
             "ExpressionAttributeNames": {"#id": "id", "#status": "status"},
@@ -128,7 +130,7 @@ def business_step_before_claim(cloud: LocalCloud, folder: Path) -> Target:
         "Parameters": {"FunctionName": "${BusinessFunctionArn}", "Payload.$": "$.event"},
         "Assign": execute["Assign"],
         "ResultPath": execute["ResultPath"],
-        "Next": "Claim",
+        "Next": "ClaimComputedKey",
     }
     states["RouteByKey"]["Default"] = "PlaceFirst"
     states["Execute"] = {"Type": "Pass", "Next": "Complete"}
