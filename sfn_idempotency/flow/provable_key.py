@@ -175,7 +175,11 @@ def idempotency_block(settings: IdempotencySettings, event: str = "$states.input
     lease_ms = settings.lease * MILLISECONDS_PER_SECOND
     helpers = _HELPERS % {"algorithm": json.dumps(algorithm), "not_provable": NOT_PROVABLE}
     validation = f"$digest({validation_selection})" if validation_selection else "''"
-    return f"""(
+    # One line: whitespace between tokens is all a line break is to JSONata, and a one-line
+    # expression is what every validator of the definition reads as one.
+    return " ".join(
+        line.strip()
+        for line in f"""(
   $event := {event};
   $length($string($event)) > {LONGEST_EVENT_CHARACTERS} ? $error('{NOT_PROVABLE}') : {disabled};
 {helpers}
@@ -204,7 +208,9 @@ def idempotency_block(settings: IdempotencySettings, event: str = "$states.input
         $states.context.State.EnteredTime & '#' & $string($states.context.Map.Item.Index), 'MD5')
     }}
   )
-)"""
+)""".splitlines()
+        if line.strip()
+    )
 
 
 def substitutions(settings: IdempotencySettings, definition: str) -> dict[str, str]:
@@ -225,8 +231,11 @@ def substitutions(settings: IdempotencySettings, definition: str) -> dict[str, s
 
 
 def without_provable_key(flow: dict[str, Any]) -> dict[str, Any]:
-    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: a wrapped step's,
-    whose settings travel in the Lambda's payload, and whose event only JSONPath selects."""
+    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: a wrapped step's.
+    Its settings travel in the Lambda's payload, where Powertools' switch on the function disables
+    it; and through a JSONata Claim an event the Lambda then keys would have its numbers written
+    as JSONata writes them (5.0 as 5), with no other copy of it (the standalone flow reads the
+    execution's input)."""
     for name in PROVABLE_KEY_STATES:
         del flow["States"][name]
     flow["StartAt"] = LAMBDA_KEYED_START

@@ -70,8 +70,8 @@ def test_the_step_is_the_parallel_and_result_wrap_state_makes_with_its_nulls(syn
     assert parallel["ResultPath"] is None
     assert result["Assign"] == {"idempotent_PlaceOrder": None}
     branch = parallel["Branches"][0]["States"]
-    assert branch["PlaceOrder.Claim"]["ResultPath"] is None
-    assert branch["PlaceOrder.Claim"]["Catch"][0]["ResultPath"] is None
+    assert branch["PlaceOrder.ClaimComputedKey"]["ResultPath"] is None
+    assert branch["PlaceOrder.ClaimComputedKey"]["Catch"][0]["ResultPath"] is None
     # And Retry/Catch added to the step are the Parallel's; the LambdaInvoke's own retry stays inside
     assert parallel["Retry"] == [
         {
@@ -274,7 +274,7 @@ def test_a_jsonata_chain_gets_the_jsonata_flow_and_it_runs(synthesized):
     (step,) = definition["States"].values()
     assert step["Type"] == "Parallel"
     assert step["Output"] == "{% $states.result[0] %}"
-    assert "ConfirmOrder.Claim" in step["Branches"][0]["States"]
+    assert "ConfirmOrder.ClaimComputedKey" in step["Branches"][0]["States"]
 
     # When it runs on the local engine, twice with the same order
     with LocalCloud() as cloud:

@@ -7,6 +7,7 @@ from typing import Any
 
 from aws_cdk.assertions import Match, Template
 
+from sfn_idempotency.flow import provable_key
 from sfn_idempotency.flow.definitions import PLACEHOLDER, placeholders, with_lease
 from sfn_idempotency.flow.resources import (
     EXECUTION_ENDED_PATTERN,
@@ -119,11 +120,18 @@ def test_definition_is_the_asl_file_with_every_placeholder_resolved(
     compute_key = logical_id(service, "AWS::Lambda::Function", "/OrderWorkflow/ComputeKeyFunction/")
     place_order = logical_id(service, "AWS::Lambda::Function", "PlaceOrderFunction")
     table = logical_id(service, "AWS::DynamoDB::Table", "Idempotency")
-    assert substitutions == {
+    provable = {"ProvableKey", "KeylessIdempotency", "NoKeyWords", "DisabledWords"}
+    assert {name: value for name, value in substitutions.items() if name not in provable} == {
         "ComputeKeyFunctionArn": {"Fn::GetAtt": [compute_key, "Arn"]},
         "BusinessFunctionArn": {"Fn::GetAtt": [place_order, "Arn"]},
         "TableName": {"Ref": table},
     }
+    # And the provable key's settings are written in as CloudFormation substitutes them, as they
+    # are: each escaped for the JSON string it lands in
+    written = {name: json.loads(f'"{substitutions[name]}"') for name in provable}
+    assert written["NoKeyWords"] == provable_key.NO_KEY
+    assert written["ProvableKey"].startswith("( $event := $states.input;")
+    assert "\"orders\" & '#' & $digest($selection)" in written["ProvableKey"]
 
 
 def test_state_machine_logs_errors_without_execution_data_and_traces(service: Template):
@@ -285,6 +293,10 @@ def test_a_non_lambda_business_step_is_wrapped_with_its_own_rights(synthesized: 
         "ComputeKeyFunctionArn",
         "TableName",
         "OrdersQueueUrl",
+        "ProvableKey",
+        "KeylessIdempotency",
+        "NoKeyWords",
+        "DisabledWords",
     }
     # And its role may send to that queue, invoke only the key Lambda, and use the table
     role = logical_id(shared, "AWS::IAM::Role", "/Shipments/StateMachine/Role/")

@@ -107,7 +107,8 @@ def test_good_props_build_the_settings_the_key_lambda_reads():
                     "Parameters": {"QueueUrl": "${Queue}"},
                 },
             },
-            "placeholders ['ComputeKeyFunctionArn', 'Queue', 'TableName'] do not match",
+            "placeholders ['ComputeKeyFunctionArn', 'DisabledWords', 'KeylessIdempotency', 'NoKeyWords', "
+            "'ProvableKey', 'Queue', 'TableName'] do not match",
         ),
     ],
 )

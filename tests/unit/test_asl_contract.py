@@ -4,6 +4,7 @@ Retry budget only shows as a longer outage on AWS. Each value is the documented 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -126,9 +127,15 @@ def test_every_condition_is_exactly_its_clauses(state: dict[str, Any], joiner: s
 
 
 def test_the_provable_key_s_claim_makes_the_same_conditional_write():
-    # Claim (JSONata, its Arguments one expression) writes as ClaimComputedKey writes, names included
+    # Claim (JSONata: its Item and values are expressions) writes as ClaimComputedKey writes
     claim, computed = FLOW["Claim"]["Arguments"], FLOW["ClaimComputedKey"]["Parameters"]
     assert FLOW["Claim"]["Resource"] == FLOW["ClaimComputedKey"]["Resource"]
-    assert json.dumps(computed["ConditionExpression"]) in claim
-    assert json.dumps(computed["ExpressionAttributeNames"]) in claim
+    for field in ("TableName", "ConditionExpression", "ExpressionAttributeNames"):
+        assert claim[field] == computed[field], field
+    assert set(
+        re.findall(r'"([a-z_]+|:[a-z]+)": \{"[SN]"', claim["Item"] + claim["ExpressionAttributeValues"])
+    ) == {
+        *computed["Item"],
+        *computed["ExpressionAttributeValues"],
+    }
     assert FLOW["Claim"]["Retry"] == FLOW["ClaimComputedKey"]["Retry"]

@@ -23,7 +23,8 @@ interpreter (moto's ASL interpreter)
       a JSONPath state inside a JSONata Map of a JSONPath machine is accepted (recorded).
   26. [L22] An ``Assign`` string literal is a JSON string (moto kept its escapes), and a state's
       ``assignedVariables`` are JSON text.
-  27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them.
+  27. [L22] ``$$.Execution.StartTime`` and ``$$.State.EnteredTime`` are written as AWS writes them;
+      a state's entry time is read from ``state_clock``, which a LocalCloud moves with its clock.
   87. [L5] A Fail state's ``Error`` (or ``ErrorPath``) and a function's ``errorType`` may begin with
       ``States.``, as public apps AWS deployed have them (moto refused the name).
   98. [L46] A Map's input that is not an array is written as compact JSON in the cause, as
