@@ -141,17 +141,17 @@ class LocalCloud:
         self.backend.start()
         runtimes.endpoint_url = self.endpoint_url
         runtimes.faults = self.faults
+        # Before it is active: a start that fails here leaves no engine marked as running.
+        self.sfn, self.dynamodb = self.client("stepfunctions"), self.client("dynamodb")
         LocalCloud._active = self
         self._collector_thresholds = collector.widen()  # close() restores them: only once active
         compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
         state_entry.hooks.cloud[:] = [self.faults.before_state]
         compat.retry_time.scale = self.retry_wait_scale
         self._previous_clock = lambda_clock.install(self.clock)
+        self._log_levels = {name: logging.getLogger(name).level for name in _NOISY_LOGGERS}
         for name in _NOISY_LOGGERS:
-            logger = logging.getLogger(name)
-            self._log_levels[name] = logger.level
-            logger.setLevel(logging.CRITICAL)
-        self.sfn, self.dynamodb = self.client("stepfunctions"), self.client("dynamodb")
+            logging.getLogger(name).setLevel(logging.CRITICAL)
         return self
 
     def close(self) -> None:
