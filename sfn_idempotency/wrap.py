@@ -17,8 +17,9 @@ A Task of JSONata (a JSONata machine, or a JSONata state) gets the flow of
 statemachines/idempotency.jsonata.asl.json, and no Result state: a JSONata Parallel unwraps its own
 result (``Output: $states.result[0]``), and the Task's ``Output`` applies inside, once.
 
-The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step,
-whose flow starts there (the standalone flow's provable key, its first Claim, is not a wrapped step's).
+The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step.
+A JSONata step claims by the provable key first, its settings written into its Claim, as the
+standalone flow does; a JSONPath step starts at ComputeKey (flow.provable_key says why).
 """
 
 from __future__ import annotations
@@ -39,14 +40,15 @@ from sfn_idempotency.flow.definitions import (
     with_business_step,
     with_lease,
 )
-from sfn_idempotency.flow.provable_key import without_provable_key
+from sfn_idempotency.flow.provable_key import LAMBDA_KEYED_START, with_provable_key, without_provable_key
 from sfn_idempotency.flow.redrive_fence import fence_jsonata, read_run_as_first
 from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 from sfn_idempotency.flow.wrapped_steps import (
     all_state_names,
     enclosing_wrapped_step,
     find_state,
-    payload_settings,
+    renamed_states,
+    step_key_settings,
     text_outside_wrapped_steps,
     wrapped_key_prefix,
     wrapped_steps,
@@ -76,7 +78,7 @@ SEPARATOR = "."
 MAX_STATE_NAME_LENGTH = 80  # Amazon States Language
 MAX_VARIABLE_NAME_LENGTH = 80  # Step Functions workflow variables
 DEFAULT_TIMEOUT_SECONDS = 60
-COMPUTE_KEY_STATE = "ComputeKey"
+COMPUTE_KEY_STATE = LAMBDA_KEYED_START
 RECOMPUTE_KEY_STATE = "RecomputeKey"  # ComputeKey again, after the redrive fence answered
 KEY_FUNCTION_IN_FLOW = "${ComputeKeyFunctionArn}"
 CLAIM_RUN_VARIABLE = "sfnIdempotencyClaimRun"  # the run that made the claim: the redrive fence's
@@ -152,7 +154,9 @@ def wrap_state(definition: str, state_name: str, **settings: Any) -> str:
 
     ``settings`` are :func:`step_settings`' keyword arguments: ``key_prefix`` (required),
     ``event_key_jmespath``, ``payload_validation_jmespath``, ``expires_after_seconds``,
-    ``hash_function``, ``raise_on_no_key``, ``timeout_seconds`` (default: the Task's
+    ``hash_function``, ``raise_on_no_key``, ``disabled`` (Powertools' POWERTOOLS_IDEMPOTENCY_DISABLED,
+    written into a JSONata step's Claim; the key Lambda's own switch disables what it keys),
+    ``timeout_seconds`` (default: the Task's
     ``TimeoutSeconds``, else 60), ``wait_for_in_progress`` (a duplicate of a run in progress waits
     for its result instead of failing as ``IdempotencyAlreadyInProgressError``) with
     ``max_wait_seconds`` (how long it waits at most), ``replay_marker`` (a path in the state's output,
@@ -202,6 +206,7 @@ def step_settings(
     expires_after_seconds: int = 3600,
     hash_function: str = "md5",
     raise_on_no_key: bool = False,
+    disabled: bool = False,
     timeout_seconds: int | None = None,
     wait_for_in_progress: bool = False,
     max_wait_seconds: int | None = None,
@@ -241,6 +246,7 @@ def step_settings(
                 event_key_jmespath=event_key_jmespath,
                 payload_validation_jmespath=payload_validation_jmespath,
                 raise_on_no_key=raise_on_no_key,
+                disabled=disabled,
                 expires_after_seconds=expires_after_seconds,
                 hash_function=hash_function,
                 timeout_seconds=timeout,
@@ -278,6 +284,7 @@ STEP_FIELDS = (
     "expires_after_seconds",
     "hash_function",
     "raise_on_no_key",
+    "disabled",
     "timeout_seconds",
     "wait_for_in_progress",
     "max_wait_seconds",
@@ -294,8 +301,7 @@ def settings_of_step(definition: str, state_name: str) -> IdempotencySettings:
     found = find_state(_parse(definition), state_name)
     if found is None or wrapped_key_prefix(found[1]) is None:
         raise WrapError(f"no wrapped step named {state_name!r} in the definition")
-    branch = found[1]["Branches"][0]
-    return load_settings(payload_settings(branch["States"][branch["StartAt"]]))
+    return load_settings(step_key_settings(found[1]["Branches"][0]))
 
 
 def default_result_variable(state_name: str) -> str:
@@ -315,7 +321,7 @@ def inline_states(state_name: str, task: dict[str, Any], step: StepSettings) -> 
             f"{(too_long or [state_name + SEPARATOR + RESULT_STATE])[0]!r}, over "
             f"{MAX_STATE_NAME_LENGTH} characters"
         )
-    branch = {"StartAt": names[flow["StartAt"]], "States": _renamed(flow["States"], names)}
+    branch = {"StartAt": names[flow["StartAt"]], "States": renamed_states(flow["States"], names)}
     if step.express:
         read_run_as_first(branch)
     if step.query_language == JSONATA:
@@ -407,8 +413,8 @@ def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[s
     """The JSONata flow: its states pass the Task's input through to the business state, where the
     Task's own Arguments and Output run unchanged (``$states.input`` is what the Task would see)."""
     _, inner_retry = _split_retry(task.get("Retry", []))
-    flow: dict[str, Any] = json.loads(IDEMPOTENCY_FLOWS[JSONATA].read_text(encoding="utf-8"))
-    states = without_provable_key(flow)["States"]
+    flow = with_provable_key(json.loads(IDEMPOTENCY_FLOWS[JSONATA].read_text(encoding="utf-8")), settings)
+    states = flow["States"]
     flow_execute = copy.deepcopy(states[EXECUTE_STATE])
     for name in BUSINESS_STATES:
         business = states[name]
@@ -535,22 +541,6 @@ def _comment(task: dict[str, Any], settings: IdempotencySettings) -> str:
     own = task.get("Comment")
     base = f"sfn-idempotency inline step (key prefix {settings.key_prefix!r})"
     return f"{base}: {own}" if own else base
-
-
-def _renamed(states: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
-    renamed = {}
-    for name, state in states.items():
-        state = copy.deepcopy(state)
-        if "Next" in state:
-            state["Next"] = names[state["Next"]]
-        if "Default" in state:
-            state["Default"] = names[state["Default"]]
-        for rule in state.get("Choices", []):
-            rule["Next"] = names[rule["Next"]]
-        for catcher in state.get("Catch", []):
-            catcher["Next"] = names[catcher["Next"]]
-        renamed[names[name]] = state
-    return renamed
 
 
 # -- reading the user's definition -----------------------------------------------------------------

@@ -28,6 +28,11 @@ def add_parser(commands: Any) -> None:
     command.add_argument("--hash-function", default="md5", metavar="NAME")
     command.add_argument("--raise-on-no-key", action="store_true")
     command.add_argument(
+        "--disabled",
+        action="store_true",
+        help="the step runs without records (Powertools' POWERTOOLS_IDEMPOTENCY_DISABLED, written in)",
+    )
+    command.add_argument(
         "--express",
         action="store_true",
         help="the machine is an Express workflow (a synchronous execution has no RedriveCount to read)",
@@ -80,6 +85,7 @@ def run(arguments: argparse.Namespace) -> int:
             expires_after_seconds=arguments.expires_after,
             hash_function=arguments.hash_function,
             raise_on_no_key=arguments.raise_on_no_key,
+            disabled=arguments.disabled,
             timeout_seconds=arguments.timeout,
             result_variable=arguments.result_variable,
             express=arguments.express,

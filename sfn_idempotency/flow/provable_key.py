@@ -230,12 +230,23 @@ def substitutions(settings: IdempotencySettings, definition: str) -> dict[str, s
     }
 
 
+def with_provable_key(flow: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
+    """``flow`` (a parsed JSONata idempotency flow: a wrapped JSONata step's) claiming by the provable
+    key, ``settings`` written in; keyed by the ComputeKey Lambda alone where ``settings`` are not
+    provable (a Claim that can key no event would only add two states to every run)."""
+    if not is_provable(settings):
+        return without_provable_key(flow)
+    text = json.dumps(flow)
+    for name, value in substitutions(settings, text).items():
+        text = text.replace(f"${{{name}}}", json.dumps(value)[1:-1])
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
 def without_provable_key(flow: dict[str, Any]) -> dict[str, Any]:
-    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: a wrapped step's.
-    Its settings travel in the Lambda's payload, where Powertools' switch on the function disables
-    it; and through a JSONata Claim an event the Lambda then keys would have its numbers written
-    as JSONata writes them (5.0 as 5), with no other copy of it (the standalone flow reads the
-    execution's input)."""
+    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: a wrapped JSONPath
+    step's. Through a JSONata Claim an event the Lambda then keys would have its numbers written as
+    JSONata writes them (5.0 as 5), with no other copy of it (the standalone flow reads the
+    execution's input), and the key would no longer be Powertools' for the event as sent."""
     for name in PROVABLE_KEY_STATES:
         del flow["States"][name]
     flow["StartAt"] = LAMBDA_KEYED_START

@@ -33,10 +33,19 @@ def wrapped_key_prefix(state: dict[str, Any]) -> str | None:
     """The key prefix of a state this module made, or None for any other state."""
     if state.get("Type") != "Parallel" or len(state.get("Branches", [])) != 1:
         return None
-    branch = state["Branches"][0]
-    first = branch.get("States", {}).get(branch.get("StartAt"), {})
-    prefix = payload_settings(first).get("IDEMPOTENCY_KEY_PREFIX")
+    prefix = step_key_settings(state["Branches"][0]).get("IDEMPOTENCY_KEY_PREFIX")
     return prefix if isinstance(prefix, str) else None
+
+
+def step_key_settings(branch: dict[str, Any]) -> dict[str, Any]:
+    """The settings of a wrapped step's branch: its ComputeKey's payload (a JSONata step starts at
+    Claim, with the same settings written into its expression), or {} for any other branch."""
+    states = branch.get("States", {})
+    for state in states.values() if isinstance(states, dict) else ():
+        settings = payload_settings(state) if isinstance(state, dict) else {}
+        if "IDEMPOTENCY_KEY_PREFIX" in settings:
+            return settings
+    return {}
 
 
 def payload_settings(compute_key: dict[str, Any]) -> dict[str, Any]:
@@ -83,3 +92,20 @@ def text_outside_wrapped_steps(document: dict[str, Any]) -> str:
             if wrapped_key_prefix(state) is not None:
                 state["Branches"] = []
     return json.dumps(trimmed)
+
+
+def renamed_states(states: dict[str, Any], names: dict[str, str]) -> dict[str, Any]:
+    """``states`` under ``names`` (old name → new), every transition to them renamed too."""
+    renamed = {}
+    for name, state in states.items():
+        state = copy.deepcopy(state)
+        if "Next" in state:
+            state["Next"] = names[state["Next"]]
+        if "Default" in state:
+            state["Default"] = names[state["Default"]]
+        for rule in state.get("Choices", []):
+            rule["Next"] = names[rule["Next"]]
+        for catcher in state.get("Catch", []):
+            catcher["Next"] = names[catcher["Next"]]
+        renamed[names[name]] = state
+    return renamed

@@ -1,7 +1,7 @@
 """The installed tier: build the sdist and the wheel, install the wheel into fresh virtual
 environments outside the checkout, and use it from there as a user's project would.
 
-Installs reuse pip's cache; nothing is fetched but packages from the registries."""
+Installs reuse uv's cache; nothing is fetched but packages from the registries."""
 
 from __future__ import annotations
 
@@ -29,9 +29,17 @@ def run(
     env: dict[str, str] | None = None,
     check: bool = True,
     timeout: float = COMMAND_DEADLINE_SECONDS,
+    input_text: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
-        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        command,
+        cwd=cwd,
+        env=env,
+        input=input_text,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"{command} exited {result.returncode}\n{result.stdout}\n{result.stderr}")
@@ -113,14 +121,22 @@ class UserEnvironment:
         return outdir
 
 
-# pip compiles every module it installs (aws-cdk-lib's take about 40 s); Python compiles what the
-# tests import as they import it, as it would for a user who installed with --no-compile.
-PIP_INSTALL = ("-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile")
+# uv (locked in requirements/tools.lock, beside the suite's Python in every .venv the Makefile
+# makes) installs what pip would resolve, in seconds where pip takes a minute; it compiles nothing
+# ahead, so Python compiles what the tests import as a user's would. The venv itself is Python's,
+# with pip in it, as a user's is.
+UV = Path(sys.executable).with_name("uv")
 
 
 def make_venv(root: Path) -> Path:
     venv.EnvBuilder(with_pip=True, clear=True).create(root)
     return root / "bin"
+
+
+def install(root: Path, *requirements: str) -> None:
+    """``requirements`` installed into the venv at ``root``, with what they need."""
+    command = [str(UV), "pip", "install", "--quiet", "--python", str(root / "bin" / "python"), *requirements]
+    run(command, cwd=root, timeout=INSTALL_DEADLINE_SECONDS)
 
 
 def site_packages(root: Path) -> set[str]:
@@ -130,15 +146,15 @@ def site_packages(root: Path) -> set[str]:
 
 @pytest.fixture(scope="session")
 def user_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> UserEnvironment:
-    """``pip install "sfn-idempotency[cdk,local]" pytest`` in a fresh venv; site-packages is listed
+    """``pip install "sfn-idempotency[cdk,local]" pytest`` (by uv) in a fresh venv; site-packages is listed
     before and after the wheel itself goes in, so what the wheel adds is known exactly."""
     root = tmp_path_factory.mktemp("user-venv")
-    bin_dir = make_venv(root)
-    pip = [str(bin_dir / "python"), *PIP_INSTALL]
-    run([*pip, f"{dists.wheel}[cdk,local]", "pytest"], cwd=root, timeout=INSTALL_DEADLINE_SECONDS)
-    run([str(bin_dir / "python"), "-m", "pip", "uninstall", "--quiet", "--yes", "sfn-idempotency"], cwd=root)
+    make_venv(root)
+    install(root, f"{dists.wheel}[cdk,local]", "pytest")
+    python = str(root / "bin" / "python")
+    run([str(UV), "pip", "uninstall", "--quiet", "--python", python, "sfn-idempotency"], cwd=root)
     before = site_packages(root)
-    run([*pip, "--no-deps", str(dists.wheel)], cwd=root)
+    install(root, "--no-deps", str(dists.wheel))
     added = frozenset(site_packages(root) - before)
     project = tmp_path_factory.mktemp("user-project") / "my_project"
     shutil.copytree(EXAMPLE_PROJECT, project, ignore=shutil.ignore_patterns("__pycache__", "cdk.out"))

@@ -3,16 +3,16 @@ says which extra to add instead of failing with a traceback."""
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.installed.conftest import (
-    PIP_INSTALL,
+    UV,
     Distributions,
     UserEnvironment,
+    install,
     make_venv,
     run,
     site_packages,
@@ -20,33 +20,36 @@ from tests.installed.conftest import (
 
 
 def resolved(requirement: str, cwd: Path) -> set[str]:
-    """The distributions pip would install for ``requirement`` into an empty environment."""
+    """The distributions an install of ``requirement`` into an empty environment brings (uv's
+    resolution, for this Python: what pip would install, without installing it)."""
     report = run(
         [
-            sys.executable,
-            "-m",
+            str(UV),
             "pip",
-            "install",
-            "--dry-run",
-            "--ignore-installed",
+            "compile",
             "--quiet",
-            "--report",
+            "--no-header",
+            "--no-annotate",
+            "--python",
+            sys.executable,
             "-",
-            requirement,
         ],
         cwd=cwd,
+        input_text=requirement,
     )
-    return {item["metadata"]["name"].lower() for item in json.loads(report.stdout)["install"]}
+    return {
+        line.split("==")[0].split(" @ ")[0].strip().lower() for line in report.stdout.splitlines() if line
+    }
 
 
 def test_the_cdk_extra_does_not_pull_moto(dists: Distributions) -> None:
-    names = resolved(f"{dists.wheel}[cdk]", dists.folder)
+    names = resolved(f"sfn-idempotency[cdk] @ {dists.wheel.as_uri()}", dists.folder)
     assert {"aws-cdk-lib", "constructs"} <= names
     assert "moto" not in names
 
 
 def test_the_local_extra_does_not_pull_aws_cdk_lib(dists: Distributions) -> None:
-    names = resolved(f"{dists.wheel}[local]", dists.folder)
+    names = resolved(f"sfn-idempotency[local] @ {dists.wheel.as_uri()}", dists.folder)
     assert "moto" in names
     assert not names & {"aws-cdk-lib", "constructs"}
 
@@ -55,8 +58,8 @@ def test_the_local_extra_does_not_pull_aws_cdk_lib(dists: Distributions) -> None
 def base_env(dists: Distributions, tmp_path_factory: pytest.TempPathFactory) -> UserEnvironment:
     """The wheel without extras (and pytest, whose plugin loader must survive that)."""
     root = tmp_path_factory.mktemp("base-venv")
-    bin_dir = make_venv(root)
-    run([str(bin_dir / "python"), *PIP_INSTALL, str(dists.wheel), "pytest"], cwd=root)
+    make_venv(root)
+    install(root, str(dists.wheel), "pytest")
     project = tmp_path_factory.mktemp("base-project")
     return UserEnvironment(root=root, project=project, added_to_site_packages=frozenset(site_packages(root)))
 

@@ -103,15 +103,20 @@ def query_language() -> str:
 FLAVOURS = ["JSONPath", "JSONata"]
 
 
+def claims_by_provable_key(service: IdempotentService) -> bool:
+    """The standalone flow and a wrapped JSONata step claim by the provable key; a wrapped JSONPath
+    step's key is always the key Lambda's."""
+    return not service.inline or service.query_language == "JSONata"
+
+
 def claim_path(service: IdempotentService) -> list[str]:
-    """The states of a first claim: the standalone flow's Claim, by the provable key; a wrapped
-    step's key Lambda, then its claim."""
-    return ["ComputeKey", "RouteByKey", "ClaimComputedKey"] if service.inline else ["Claim"]
+    """The states of a first claim: Claim, by the provable key; or the key Lambda, then its claim."""
+    return ["Claim"] if claims_by_provable_key(service) else ["ComputeKey", "RouteByKey", "ClaimComputedKey"]
 
 
 def keyless_path(service: IdempotentService) -> list[str]:
     """The states before a run without a record (no key, or disabled)."""
-    return ["ComputeKey", "RouteByKey"] if service.inline else ["Claim", "RouteByEvent"]
+    return ["Claim", "RouteByEvent"] if claims_by_provable_key(service) else ["ComputeKey", "RouteByKey"]
 
 
 @pytest.fixture

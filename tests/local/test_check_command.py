@@ -614,6 +614,7 @@ WRAP_FLAGS = {
     "expires_after_seconds": "--expires-after",
     "hash_function": "--hash-function",
     "raise_on_no_key": "--raise-on-no-key",
+    "disabled": "--disabled",
     "timeout_seconds": "--timeout",
     "wait_for_in_progress": "--wait-for-in-progress",
     "max_wait_seconds": "--max-wait-seconds",

@@ -20,6 +20,7 @@ from tests.local.conftest import (
     Gate,
     ServiceFactory,
     claim_path,
+    claims_by_provable_key,
     item_values,
     keyless_path,
     put_crashed_claim,
@@ -62,9 +63,9 @@ def test_first_run_places_the_order_and_completes_the_record(idempotent_service:
     assert result.output["status"] == "PLACED"
     assert idempotent_service.business_runs == 1
     assert idempotent_service.flow_states(result) == first_run_path(idempotent_service)
-    # And standalone, the provable key called no key Lambda: the business step is the only one
+    # And the provable key called no key Lambda: the business step is the only one
     key_lambda_calls = idempotent_service.cloud.lambdas.invocations(idempotent_service.compute_key_function)
-    assert key_lambda_calls == (1 if idempotent_service.inline else 0)
+    assert key_lambda_calls == (0 if claims_by_provable_key(idempotent_service) else 1)
     record = idempotent_service.record_for(ORDER)
     assert record["status"] == {"S": "COMPLETED"}
     assert json.loads(record["data"]["S"]) == result.output
@@ -78,10 +79,10 @@ def test_first_run_places_the_order_and_completes_the_record(idempotent_service:
 def test_an_event_the_provable_key_cannot_claim_goes_through_the_key_lambda(
     make_service: ServiceFactory, order: dict[str, Any]
 ):
-    # Given the standalone flow (an inline step's key is always the Lambda's)
+    # Given a flow that claims by the provable key (a wrapped JSONPath step's key is always the Lambda's)
     service = make_service()
-    if service.inline:
-        pytest.skip("a wrapped step's key is always the key Lambda's")
+    if not claims_by_provable_key(service):
+        pytest.skip("a wrapped JSONPath step's key is always the key Lambda's")
 
     # When an order the provable key cannot claim runs, then again
     first, again = service.run(order), service.run(dict(order))
@@ -353,7 +354,7 @@ def test_no_key_fails_when_a_key_is_required(make_service: ServiceFactory):
     assert result.error == "IdempotencyKeyError"
     assert "No data found to create a hashed idempotency key" in result.cause
     # (the provable key leaves a required key to the Lambda, which names the error)
-    expected = ["ComputeKey"] if service.inline else ["Claim", "RouteByEvent", "ComputeKey"]
+    expected = ["Claim", "RouteByEvent", "ComputeKey"] if claims_by_provable_key(service) else ["ComputeKey"]
     assert service.flow_states(result) == expected
     assert service.business_runs == 0
     assert service.records() == []

@@ -17,7 +17,7 @@ from sfn_idempotency.deployed.records import owner_execution, plain
 from sfn_idempotency.lambdas.place_order.orders import place_order
 from sfn_idempotency.local import LocalCloud, compat
 from sfn_idempotency.local.controls.calls import Reply
-from sfn_idempotency.local.engine.cloud import INLINE_TABLE
+from sfn_idempotency.local.engine.cloud import INLINE_KEY_FUNCTION, INLINE_TABLE
 from sfn_idempotency.local.engine.results import ExecutionResult
 from sfn_idempotency.wrap import wrap_state
 from tests.local.conftest import FLAVOURS, Gate
@@ -113,6 +113,7 @@ class UserWorkflow:
     arn: str
     express: bool
     function_name: str
+    language: str = "JSONPath"
 
     def run(self, execution_input: Any) -> ExecutionResult:
         if self.express:
@@ -157,7 +158,7 @@ def deploy(
         text = wrap_state(text, state, key_prefix=prefix, event_key_jmespath=key, express=express, **settings)
     substitutions = {**cloud.idempotency_substitutions(), "PlaceOrderFunctionArn": function.arn}
     arn = cloud.create_state_machine("user-workflow", text, substitutions, workflow_type=workflow_type)
-    return UserWorkflow(cloud, arn, express, function.name)
+    return UserWorkflow(cloud, arn, express, function.name, language)
 
 
 def placing(event: Any, context: Any) -> Any:
@@ -174,16 +175,23 @@ def steps(states: list[str]) -> list[str]:
     return [state for state in states if not state.endswith(".Result")]
 
 
-PATH_FIRST = [
-    "Prepare",
-    "PlaceOrder",
-    "PlaceOrder.ComputeKey",
-    "PlaceOrder.RouteByKey",
-    "PlaceOrder.ClaimComputedKey",
-    "PlaceOrder.Execute",
-    "PlaceOrder.Complete",
-    "Confirm",
-]
+def claimed(language: str) -> list[str]:
+    """The states of a step's first claim: a JSONata step's Claim, by the provable key; a JSONPath
+    step's key Lambda, then its claim."""
+    if language == "JSONata":
+        return ["PlaceOrder.Claim"]
+    return ["PlaceOrder.ComputeKey", "PlaceOrder.RouteByKey", "PlaceOrder.ClaimComputedKey"]
+
+
+def first_path(language: str) -> list[str]:
+    return [
+        "Prepare",
+        "PlaceOrder",
+        *claimed(language),
+        "PlaceOrder.Execute",
+        "PlaceOrder.Complete",
+        "Confirm",
+    ]
 
 
 def test_first_run_leaves_the_parent_state_as_the_plain_task_would(user_workflow: UserWorkflow):
@@ -196,8 +204,11 @@ def test_first_run_leaves_the_parent_state_as_the_plain_task_would(user_workflow
     assert set(result.output) == {"orderId", "placed"}
     assert result.output["placed"]["orderId"] == "o-1"
     assert result.output["placed"]["status"] == "PLACED"
-    assert steps(result.states) == PATH_FIRST
+    assert steps(result.states) == first_path(user_workflow.language)
     assert user_workflow.business_runs == 1
+    # And a JSONata step called no key Lambda (its key is provable: a field of printable ASCII)
+    key_lambda_calls = user_workflow.cloud.lambdas.invocations(INLINE_KEY_FUNCTION)
+    assert key_lambda_calls == (0 if user_workflow.language == "JSONata" else 1)
     (record,) = user_workflow.records()
     assert record["status"] == "COMPLETED"
     assert json.loads(record["data"]) == {"confirmation": result.output["placed"]}
@@ -217,9 +228,7 @@ def test_duplicate_leaves_the_identical_parent_state(user_workflow: UserWorkflow
     assert steps(duplicate.states) == [
         "Prepare",
         "PlaceOrder",
-        "PlaceOrder.ComputeKey",
-        "PlaceOrder.RouteByKey",
-        "PlaceOrder.ClaimComputedKey",
+        *claimed(user_workflow.language),
         "PlaceOrder.Read",
         "PlaceOrder.RouteByRecord",
         "PlaceOrder.Replay",
@@ -268,7 +277,7 @@ def test_the_tasks_own_retry_retries_the_business_call_under_one_claim(local_clo
 
     # Then the call was retried inside the flow: one claim, one completion, two calls
     assert result.status == "SUCCEEDED"
-    assert steps(result.states) == PATH_FIRST
+    assert steps(result.states) == first_path(language)
     assert workflow.business_runs == 2
     assert [record["status"] for record in workflow.records()] == ["COMPLETED"]
 
@@ -299,11 +308,10 @@ def test_no_key_runs_the_task_without_a_record(local_cloud, workflow_type, langu
     assert [result.output for result in results] == [
         {"orderId": None, "placed": {"seen": {"orderId": None, "amount": 5}}}
     ] * 2
-    assert steps(results[0].states)[3:] == [
-        "PlaceOrder.RouteByKey",
-        "PlaceOrder.ExecuteWithoutRecord",
-        "Confirm",
-    ]
+    keyless = ["PlaceOrder.Claim", "PlaceOrder.RouteByEvent"]
+    if language == "JSONPath":
+        keyless = ["PlaceOrder.ComputeKey", "PlaceOrder.RouteByKey"]
+    assert steps(results[0].states)[2:] == [*keyless, "PlaceOrder.ExecuteWithoutRecord", "Confirm"]
     assert workflow.business_runs == 2
     assert workflow.records() == []
 

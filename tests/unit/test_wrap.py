@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.flow.definitions import placeholders
-from sfn_idempotency.flow.provable_key import PROVABLE_KEY_STATES
+from sfn_idempotency.flow.provable_key import DISABLED, PROVABLE_KEY_STATES
 from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL, IDEMPOTENCY_FLOWS
 from sfn_idempotency.flow.wrapped_steps import wrapped_steps
 from sfn_idempotency.wrap import (
@@ -398,7 +398,8 @@ def test_a_jsonata_task_becomes_one_parallel_that_unwraps_its_result():
     # And its branch is the JSONata flow, the Task's Arguments and Output in the business state
     branch = parallel["Branches"][0]["States"]
     jsonata_flow = json.loads(IDEMPOTENCY_FLOWS["JSONata"].read_text(encoding="utf-8"))["States"]
-    assert list(branch) == [f"PlaceOrder.{name}" for name in jsonata_flow if name not in PROVABLE_KEY_STATES]
+    assert list(branch) == [f"PlaceOrder.{name}" for name in jsonata_flow]
+    assert parallel["Branches"][0]["StartAt"] == "PlaceOrder.Claim"
     execute = branch["PlaceOrder.Execute"]
     flow_fence = jsonata_flow["Execute"]["Arguments"]["FunctionName"]
     assert execute["Arguments"] == {
@@ -413,6 +414,31 @@ def test_a_jsonata_task_becomes_one_parallel_that_unwraps_its_result():
     compute_key = branch["PlaceOrder.ComputeKey"]["Arguments"]
     assert compute_key["Payload"]["event"] == "{% $states.input %}"
     assert compute_key["Payload"]["settings"]["IDEMPOTENCY_KEY_PREFIX"] == "orders"
+    # And its Claim claims by the provable key, the step's settings written in, in the step's table
+    claim = branch["PlaceOrder.Claim"]
+    assert claim["Arguments"]["TableName"] == f"${{{TABLE_PLACEHOLDER}}}"
+    assert "'orders' & '#' & $digest(" in claim["Arguments"]["Item"].replace('"orders"', "'orders'")
+    assert placeholders(json.dumps(claim)) == {TABLE_PLACEHOLDER}
+
+
+@pytest.mark.parametrize(
+    ("settings", "start"),
+    [
+        ({"hash_function": "blake2b"}, "PlaceOrder.ComputeKey"),  # no $hash for it: never provable
+        ({"event_key_jmespath": "items[0]"}, "PlaceOrder.ComputeKey"),  # no JSONata translation
+        ({"disabled": True}, "PlaceOrder.Claim"),
+    ],
+)
+def test_a_jsonata_step_claims_by_the_provable_key_where_its_settings_allow(settings, start):
+    branch = wrapped(jsonata_definition(), **settings)["States"]["PlaceOrder"]["Branches"][0]
+
+    # Then a key the provable key can never compute starts at ComputeKey, without Claim's two states
+    assert branch["StartAt"] == start
+    assert ("PlaceOrder.Claim" in branch["States"]) == (start == "PlaceOrder.Claim")
+    # And a disabled step's Claim ends its expression with the disabled error, for RouteByEvent
+    if settings.get("disabled"):
+        item = branch["States"]["PlaceOrder.Claim"]["Arguments"]["Item"]
+        assert f"$error('{DISABLED}')" in item
 
 
 def test_a_jsonata_state_in_a_jsonpath_machine_gets_a_flow_that_says_so():
