@@ -132,6 +132,34 @@ def test_a_map_with_item_selector_and_a_choice_with_conditions(local_cloud: Loca
     assert result.output == ["0:small", "1:large"]
 
 
+def test_a_map_over_its_whole_input_selects_each_item_with_the_input_at_hand(local_cloud: LocalCloud):
+    # Given a Map without Items (its input is the array) whose ItemSelector reads the item, its
+    # index and the Map's input (fix 155: moto failed it with IndexError as the cause)
+    states = {
+        "Each": {
+            "Type": "Map",
+            "ItemSelector": {
+                "item": "{% $states.context.Map.Item.Value %}",
+                "index": "{% $states.context.Map.Item.Index %}",
+                "of": "{% $count($states.input) %}",
+            },
+            "ItemProcessor": {
+                "ProcessorConfig": {"Mode": "INLINE"},
+                "StartAt": "Keep",
+                "States": {"Keep": {"Type": "Pass", "End": True}},
+            },
+            "End": True,
+        }
+    }
+
+    # When it runs over two items
+    result = run(local_cloud, states, [{"a": 1}, "b"])
+
+    # Then each iteration got its selection
+    assert result.status == "SUCCEEDED", result.cause
+    assert result.output == [{"item": {"a": 1}, "index": 0, "of": 2}, {"item": "b", "index": 1, "of": 2}]
+
+
 def test_a_catch_reads_the_error_output_and_a_timeout_is_an_expression(local_cloud: LocalCloud):
     # Given a Lambda that fails, called with TimeoutSeconds from the input
     def failing(event: Any, context: Any) -> Any:

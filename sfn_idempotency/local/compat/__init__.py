@@ -371,6 +371,8 @@ jsonata
        (moto's JSONata read brackets as a filter and answered the whole variable).
   146. [L15] A JSONPath state's read of a variable's member that is not there is absent, as a
        missing path is (moto's JSONata read answered null, and ``IsPresent`` said present).
+  155. [L16] A JSONata Map's ItemSelector reads the Map's input as ``$states.input`` (moto read a
+       JSONPath evaluation stack, which a JSONata state leaves empty: IndexError as the cause).
   58. [speed] A string result is not evaluated again to learn its type (moto re-parsed the whole
       expression, its variables declared ahead of it, for a check that always passed).
   86. [speed] ``$states`` reaches the evaluator as its value, not written into each expression as

@@ -1,5 +1,5 @@
-"""JSONata and workflow variables, evaluated with jsonata-python (fixes 15 and 142; 86, speed: ``$states`` as
-a value)."""
+"""JSONata and workflow variables, evaluated with jsonata-python (fixes 15, 142 and 155; 86, speed:
+``$states`` as a value)."""
 
 from __future__ import annotations
 
@@ -272,8 +272,34 @@ def _locations(definition: str) -> dict[tuple[str, str], str]:
     return found
 
 
+_ITEM_PROCESSOR_WORKER = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_map.iteration.itemprocessor."
+    "inline_item_processor_worker:InlineItemProcessorWorker"
+)
+
+
+def _map_input_of_a_jsonata_map(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """Fix 155: an item's ItemSelector reads the Map's input as ``$states.input``. moto took that
+    input from the evaluation stack, where a JSONPath state keeps it and a JSONata state keeps
+    nothing (IndexError: a Python cause). The iterations share the Map's environment, so the input
+    is read, never pushed there."""
+
+    def eval_input(self: Any, env_frame: Any) -> None:
+        if self._env.stack or self._item_selector is None:
+            original(self, env_frame)
+            return
+        map_state_input = self._env.states.get_input()
+        env_frame.states.reset(input_value=map_state_input)
+        env_frame.stack.append(map_state_input)
+        self._item_selector.eval(env_frame)
+        env_frame.states.reset(input_value=env_frame.stack[-1])
+
+    return eval_input
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(15, _JSONATA_MODULE, "_eval_jsonata", _evaluate_jsonata),
+    Patch(155, _ITEM_PROCESSOR_WORKER, "_eval_input", _map_input_of_a_jsonata_map),
     Patch(78, _VALIDATIONS, "_validate_null_output", _named_field),
     Patch(78, _VALIDATIONS, "_validate_string_output", _named_field),
     Patch(78, "moto.stepfunctions.parser.models", "stepfunctions_parser_backends", keep),

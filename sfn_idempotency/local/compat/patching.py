@@ -123,12 +123,25 @@ def kept_on(owner: Any, attribute: str) -> dict[Any, Any]:
     return kept
 
 
-def replace(owner: Any, attribute: str, build: Callable[[Any], Any]) -> None:
-    """``owner.attribute = build(original)``; installing again rebuilds from the same original."""
+# Each patched attribute's builds, one per table that patches it (the compat fixes' table, a
+# capability's), in the order the tables were first applied: a capability that patches what a fix
+# patches wraps the fix, and installing a table again replaces its own build, never another's.
+_LAYERS: dict[tuple[int, str], dict[int, Callable[[Any], Any]]] = {}
+
+
+def replace(owner: Any, attribute: str, build: Callable[[Any], Any], table: int = 0) -> None:
+    """``owner.attribute = build(original)``, over what other ``table``s built on the same original;
+    installing again rebuilds from that original."""
     saved = f"_sfn_local_original_{attribute}"
     original = owner.__dict__.get(saved) or getattr(owner, attribute)
     setattr(owner, saved, original)
-    setattr(owner, attribute, build(original))
+    layers = _LAYERS.setdefault((id(owner), attribute), {})
+    layers[table] = build
+    built = original
+    for layer in layers.values():
+        # Each build takes what reading the attribute gives: a classmethod one built, bound.
+        built = layer(built.__get__(None, owner) if isinstance(built, classmethod) else built)
+    setattr(owner, attribute, built)
 
 
 def add(owner: str, attribute: str, value: Any) -> None:
@@ -155,7 +168,8 @@ def missing(patches: tuple[Patch, ...], *, loaded_only: bool = False) -> list[st
 
 def apply(patches: tuple[Patch, ...]) -> None:
     """Every patch that replaces something, replaced (idempotent: rebuilt from the originals).
-    Two fixes of one attribute compose, in the table's order: the later wraps the earlier."""
+    Two fixes of one attribute compose, in the table's order: the later wraps the earlier; another
+    table's patches of it wrap them in turn (``replace``)."""
     waiting = {patch.module for patch in patches if patch.waits_for_import}
     for module in waiting:
         of_module = tuple(patch for patch in patches if patch.module == module)
@@ -167,7 +181,7 @@ def apply(patches: tuple[Patch, ...]) -> None:
         if patch.build is not keep and patch.module not in waiting:
             builds.setdefault((patch.owner, patch.attribute), []).append(patch.build)
     for (owner, attribute), chain in builds.items():
-        replace(Patch(0, owner, attribute, keep).resolve_owner(), attribute, _composed(chain))
+        replace(Patch(0, owner, attribute, keep).resolve_owner(), attribute, _composed(chain), hash(patches))
 
 
 def _checked(patches: tuple[Patch, ...]) -> None:
