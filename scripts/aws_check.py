@@ -95,7 +95,8 @@ def compare(remote: RemoteTarget, where: str, out: TextIO) -> int:
     if failed:
         print(f"UNEXPECTED: {', '.join(failed)}", file=out)
     print(f"\nWhat the provable key relies on (ledger L50), {where} beside the engine:", file=out)
-    differing = aws_probes.check(remote.sfn, out)
+    role_arn = remote.sfn.describe_state_machine(stateMachineArn=remote.state_machine_arn)["roleArn"]
+    differing = aws_probes.check(remote.sfn, role_arn, out)
     return 0 if same_paths and not failed and not differing else 1
 
 

@@ -1,30 +1,35 @@
 """What the provable key (sfn_idempotency.flow.provable_key) relies on in Step Functions' JSONata that
-no recording shows: each a TestState or ValidateStateMachineDefinition request, its answer on the
-engine pinned by the suite, compared with AWS's by ``make aws-check`` (ledger L50, "not yet observed").
+no recording shows: each a TestState or ValidateStateMachineDefinition request, or one execution of a
+machine of its own (made with the deployed flow's role, deleted after), its answer on the engine
+pinned by the suite, compared with AWS's by ``make aws-check`` (ledger L50, "not yet observed").
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 DOMAIN_CLASS = r"/[^ !#-\[\]-~]/"
+EXECUTION_DEADLINE_SECONDS = 60
+POLL_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
 class Probe:
     name: str
-    ask: Callable[[Any], Any]  # a Step Functions client -> what the fast path reads of the answer
+    ask: Callable[[Any, str], Any]  # (a Step Functions client, a role for a machine) -> what matters
     expected: Any
 
 
 def _output(expression: str, given: str = "{}") -> Callable[[Any], Any]:
     state = {"Type": "Pass", "QueryLanguage": "JSONata", "Output": "{% " + expression + " %}", "End": True}
 
-    def ask(sfn: Any) -> Any:
+    def ask(sfn: Any, role_arn: str) -> Any:
         answer = sfn.test_state(definition=json.dumps(state), input=given)
         return json.loads(answer["output"]) if answer.get("status") == "SUCCEEDED" else answer.get("error")
 
@@ -32,7 +37,7 @@ def _output(expression: str, given: str = "{}") -> Callable[[Any], Any]:
 
 
 def _validates(definition: dict[str, Any]) -> Callable[[Any], Any]:
-    def ask(sfn: Any) -> Any:
+    def ask(sfn: Any, role_arn: str) -> Any:
         return sfn.validate_state_machine_definition(definition=json.dumps(definition))["result"]
 
     return ask
@@ -51,6 +56,64 @@ _JSONATA_CLAIM_IN_JSONPATH = {
         "Read": {"Type": "Pass", "InputPath": "$.key", "End": True},
     },
 }
+
+# A Task that fails (a function that does not exist), is retried twice, then caught: each attempt's
+# TaskScheduled event records the Arguments it evaluated.
+_RETRIED_TASK = {
+    "QueryLanguage": "JSONata",
+    "StartAt": "Attempt",
+    "States": {
+        "Attempt": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Arguments": {
+                "FunctionName": "sfn-idempotency-probe-absent",
+                "Payload": {
+                    "entered": "{% $states.context.State.EnteredTime %}",
+                    "millis": "{% $millis() %}",
+                    "uuid": "{% $uuid() %}",
+                },
+            },
+            "Retry": [
+                {"ErrorEquals": ["States.ALL"], "IntervalSeconds": 1, "MaxAttempts": 2, "BackoffRate": 1}
+            ],
+            "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+            "End": True,
+        },
+        "Caught": {"Type": "Succeed"},
+    },
+}
+
+
+def _across_task_retries(sfn: Any, role_arn: str) -> Any:
+    """What each attempt of the retried Task evaluated: Claim's clock and token must not move."""
+    machine = sfn.create_state_machine(
+        name=f"sfn-idempotency-probe-{uuid.uuid4().hex[:12]}",
+        definition=json.dumps(_RETRIED_TASK),
+        roleArn=role_arn,
+    )["stateMachineArn"]
+    try:
+        execution = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
+        deadline = time.monotonic() + EXECUTION_DEADLINE_SECONDS
+        while sfn.describe_execution(executionArn=execution)["status"] == "RUNNING":
+            if time.monotonic() > deadline:
+                return "still running"
+            time.sleep(POLL_SECONDS)
+        events = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+    finally:
+        sfn.delete_state_machine(stateMachineArn=machine)
+    attempts = [
+        json.loads(event["taskScheduledEventDetails"]["parameters"])["Payload"]
+        for event in events
+        if event["type"] == "TaskScheduled"
+    ]
+    return {
+        "attempts": len(attempts),
+        "EnteredTime the same": len({attempt["entered"] for attempt in attempts}) == 1,
+        "$millis() anew": len({attempt["millis"] for attempt in attempts}) == len(attempts),
+        "$uuid() anew": len({attempt["uuid"] for attempt in attempts}) == len(attempts),
+    }
+
 
 PROBES = (
     Probe(
@@ -84,15 +147,21 @@ PROBES = (
         "1796622667831",
     ),
     Probe("a number's input text is not kept (5.0 is 5)", _output("$string($states.input)", "5.0"), "5"),
+    Probe(
+        "a Task's retry evaluates its Arguments again: EnteredTime kept, $millis and $uuid anew",
+        _across_task_retries,
+        {"attempts": 3, "EnteredTime the same": True, "$millis() anew": True, "$uuid() anew": True},
+    ),
     Probe("a JSONata state in a JSONPath machine is valid", _validates(_JSONATA_CLAIM_IN_JSONPATH), "OK"),
 )
 
 
-def check(sfn: Any, out: TextIO) -> int:
-    """Each probe asked of ``sfn``; the number whose answer differs from the engine's, each printed."""
+def check(sfn: Any, role_arn: str, out: TextIO) -> int:
+    """Each probe asked of ``sfn`` (a probe's own machine runs as ``role_arn``); the number whose
+    answer differs from the engine's, each printed."""
     differing = 0
     for probe in PROBES:
-        answer = probe.ask(sfn)
+        answer = probe.ask(sfn, role_arn)
         same = answer == probe.expected
         differing += not same
         print(

@@ -23,6 +23,7 @@ from sfn_idempotency.cdk.nag import acknowledge_execution_wildcard
 from sfn_idempotency.cdk.state_machines import build_state_machine, executions_of, state_machine_logs
 from sfn_idempotency.flow.definitions import DefinitionError, with_business_step, with_lease
 from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.provable_key import keyed_as_settings_allow
 from sfn_idempotency.flow.provable_key import substitutions as provable_key_substitutions
 from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning, fence_arn
 from sfn_idempotency.flow.resources import EXECUTION_ENDED_PATTERN, IDEMPOTENCY_ASL, RELEASE_ASL
@@ -227,15 +228,17 @@ class IdempotentWorkflow(Construct):
         log_execution_data: bool,
         log_level: sfn.LogLevel,
     ) -> sfn.StateMachine:
+        text = _definition_text(definition)
+        keyed = keyed_as_settings_allow(text, self.settings)
+        if keyed != text:  # (else the file itself, as DefinitionBody.from_file reads it)
+            definition = text = keyed
         substitutions = {
             "ComputeKeyFunctionArn": self.compute_key_function.function_arn,
             "TableName": self.table.table_name,
             # CloudFormation substitutes text as it is: each value escaped for its JSON string.
             **{
                 name: json.dumps(value)[1:-1]
-                for name, value in provable_key_substitutions(
-                    self.settings, _definition_text(definition)
-                ).items()
+                for name, value in provable_key_substitutions(self.settings, text).items()
             },
         }
         if self.business_function is not None:

@@ -6,8 +6,7 @@ The forms: a chain of fields (``detail.orderId``), a multi-select list or hash o
 Powertools renders the selection as ``json.dumps(sort_keys=True)`` and hashes its bytes; the
 expression renders it the same way for the domain a property test proves identical (strings of
 printable ASCII without ``"`` or ``\\``, booleans and null, in objects and arrays: no numbers, since
-JSONata reads ``5.0`` as ``5``; in the JSONata flow, whose key Lambda receives ``5`` too, integers
-as well). A selection outside that domain, a missing key and a disabled step
+JSONata reads ``5.0`` as ``5``). A selection outside that domain, a missing key and a disabled step
 end the expression with ``$error``: the state's Catch sends the event through the ComputeKey
 Lambda, the one implementation of every key.
 """
@@ -57,21 +56,19 @@ _HELPERS = r"""
   $field := function($v, $k) { $type($v) = 'object' and $exists($lookup($v, $k)) ? $lookup($v, $k) : null };
   $json := function($v) { $type($v) = 'string' ? $parse($v) : $error('%(not_provable)s') };
   $item := function($x) { $exists($lookup($x, 'v')) ? $lookup($x, 'v') : null };
-  $provable := function($v, $n) {(
+  $provable := function($v) {(
     $t := $type($v);
     $t = 'string' ? $not($contains($v, /[^ !#-\[\]-~]/)) :
     $t = 'boolean' or $t = 'null' ? true :
-    $t = 'number' ? $n and $v = $floor($v) and $v != 0 and $abs($v) < 1e15 :
-    $t = 'array' ? $reduce($v, function($ok, $x) { $ok and $provable($x, $n) }, true) :
-    $t = 'function' ? $reduce($v(), function($ok, $x) { $ok and $provable($item($x), $n) }, true) :
+    $t = 'array' ? $reduce($v, function($ok, $x) { $ok and $provable($x) }, true) :
+    $t = 'function' ? $reduce($v(), function($ok, $x) { $ok and $provable($item($x)) }, true) :
     $t = 'object' ? $count($keys($v)) = 0 or
-      $reduce($keys($v), function($ok, $k) { $ok and $provable($k, $n) and $provable($lookup($v, $k), $n) }, true) :
+      $reduce($keys($v), function($ok, $k) { $ok and $provable($k) and $provable($lookup($v, $k)) }, true) :
     false
   )};
   $rendered := function($v) {(
     $t := $type($v);
     $t = 'string' ? '"' & $v & '"' :
-    $t = 'number' ? $string($v) :
     $t = 'boolean' ? ($v ? 'true' : 'false') :
     $t = 'null' ? 'null' :
     $t = 'array' ? '[' & $join([$map($v, function($x) { $rendered($x) })], ', ') & ']' :
@@ -93,7 +90,7 @@ _HELPERS = r"""
     $t = 'object' ? $count($keys($v)) = 0 or $reduce($keys($v), function($ok, $k) { $ok and $exact($lookup($v, $k)) }, true) :
     true
   )};
-  $digest := function($v, $n) { $provable($v, $n) ? $hash($rendered($v), %(algorithm)s) : $error('%(not_provable)s') };
+  $digest := function($v) { $provable($v) ? $hash($rendered($v), %(algorithm)s) : $error('%(not_provable)s') };
 """
 
 
@@ -152,19 +149,12 @@ def is_provable(settings: IdempotencySettings) -> bool:
     )
 
 
-def idempotency_block(
-    settings: IdempotencySettings, event: str = "$states.input", *, numbers: bool = False
-) -> str:
+def idempotency_block(settings: IdempotencySettings, event: str = "$states.input") -> str:
     """The JSONata expression (without ``{% %}``) of the ``idempotency`` block the ComputeKey Lambda
     answers for ``event``, or an ``$error`` that sends the event to the Lambda (a key that is not
     provable, none, or a disabled step). Clock values are the state's entry time, the same across
     the state's retries; the claim token is unique to this entry of this state (the execution, the
-    state, its entry time and the Map item it runs for).
-
-    ``numbers``: the flow is JSONata, whose key Lambda receives the event as JSONata writes it (a
-    whole number without a fraction): integers then lie in the domain too, but for 0 (JSONata has no
-    -0 to tell from it) and from 10^15 on (where ``$string`` rounds to 15 digits), and but for a
-    selection read from JSON text, which the Lambda parses from the text as sent (5.0 stays 5.0)."""
+    state, its entry time and the Map item it runs for)."""
     key_selection = selection(settings.event_key_jmespath, "$event")
     validation_selection = (
         selection(settings.payload_validation_jmespath, "$event")
@@ -184,11 +174,7 @@ def idempotency_block(
     waits = wait_schedule(settings)
     lease_ms = settings.lease * MILLISECONDS_PER_SECOND
     helpers = _HELPERS % {"algorithm": json.dumps(algorithm), "not_provable": NOT_PROVABLE}
-    validation = (
-        f"$digest({validation_selection}, {_numbers_literal(numbers, validation_selection)})"
-        if validation_selection
-        else "''"
-    )
+    validation = f"$digest({validation_selection})" if validation_selection else "''"
     # One line: whitespace between tokens is all a line break is to JSONata, and a one-line
     # expression is what every validator of the definition reads as one.
     return " ".join(
@@ -200,7 +186,7 @@ def idempotency_block(
   $exact($event) ? true : $error('{NOT_PROVABLE}');
   $selection := {key_selection};
   $missing($selection) ? $error('{no_key}') : (
-    $key := {json.dumps(settings.key_prefix)} & '#' & $digest($selection, {_numbers_literal(numbers, key_selection)});
+    $key := {json.dumps(settings.key_prefix)} & '#' & $digest($selection);
     $nowMs := $toMillis($states.context.State.EnteredTime);
     $now := $floor($nowMs / {MILLISECONDS_PER_SECOND});
     {{
@@ -227,28 +213,30 @@ def idempotency_block(
     )
 
 
-def _numbers_literal(numbers: bool, selection: str) -> str:
-    """Whether ``selection`` may hold numbers (see idempotency_block), as a JSONata literal."""
-    return "true" if numbers and "$json(" not in selection else "false"
-
-
 def substitutions(settings: IdempotencySettings, definition: str) -> dict[str, str]:
     """The provable-key placeholders of ``definition`` (``${ProvableKey}``..., either flow's Claim;
-    none in another definition) filled for ``settings``: the expression (integers in its domain in
-    the JSONata flow, see idempotency_block), what a run without a record
+    none in another definition) filled for ``settings``: the expression, what a run without a record
     reads, and the words of the two errors that mean "no record" (RouteByEvent tells them from "not
     provable"). Each lands inside a JSON string: the engine's ``render`` escapes it, as the
     constructs do for CloudFormation, which substitutes text as it is."""
     if f"${{{PLACEHOLDER}}}" not in definition:
         return {}
     keyless = {"disabled": settings.disabled, "hasKey": False, "timeoutSeconds": settings.timeout_seconds}
-    jsonata_flow = json.loads(definition).get("QueryLanguage") == "JSONata"
     return {
-        PLACEHOLDER: idempotency_block(settings, numbers=jsonata_flow),
+        PLACEHOLDER: idempotency_block(settings),
         "KeylessIdempotency": json.dumps(keyless),
         "NoKeyWords": NO_KEY,
         "DisabledWords": DISABLED,
     }
+
+
+def keyed_as_settings_allow(definition: str, settings: IdempotencySettings) -> str:
+    """``definition`` (a standalone flow's text, as its placeholders stand) without Claim's provable
+    states where ``settings`` can never be proven: they would only add two states to every run. Any
+    other definition unchanged."""
+    if is_provable(settings) or f"${{{PLACEHOLDER}}}" not in definition:
+        return definition
+    return json.dumps(without_provable_key(json.loads(definition)), indent=2)
 
 
 def with_provable_key(flow: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:

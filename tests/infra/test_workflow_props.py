@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from typing import Any
 
@@ -9,9 +10,11 @@ import aws_cdk as cdk
 import pytest
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_stepfunctions as sfn
+from aws_cdk.assertions import Template
 
 from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
 from sfn_idempotency.cdk.lambda_code import RUNTIME
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 
@@ -156,3 +159,32 @@ def test_a_business_step_the_redrive_fence_cannot_guard_warns_in_a_standard_work
     with warnings.catch_warnings():
         warnings.simplefilter("error", RedriveFenceWarning)
         build(business_function=None, business_step=SQS_STEP, workflow_type=sfn.StateMachineType.EXPRESS)
+
+
+def _start_of(workflow: IdempotentWorkflow) -> str:
+    """The machine's StartAt: its DefinitionString's, else (the ASL file staged as an asset) the file's."""
+    template = Template.from_stack(cdk.Stack.of(workflow)).to_json()
+    (properties,) = [
+        resource["Properties"]
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::StepFunctions::StateMachine"
+        and "DefinitionSubstitutions" in resource["Properties"]
+        and "BusinessFunctionArn" in resource["Properties"]["DefinitionSubstitutions"]
+    ]
+    if "DefinitionString" not in properties:
+        return str(json.loads(IDEMPOTENCY_ASL.read_text(encoding="utf-8"))["StartAt"])
+    body = properties["DefinitionString"]
+    text = (
+        body
+        if isinstance(body, str)
+        else "".join(part for part in body["Fn::Join"][1] if isinstance(part, str))
+    )
+    return str(json.loads(text)["StartAt"])
+
+
+def test_a_key_the_provable_key_can_never_compute_starts_at_the_key_lambda():
+    # Given settings whose key JSONata cannot compute (a hash $hash lacks, an index), and provable ones
+    # Then the first starts at ComputeKey, without Claim's two states; the other at Claim
+    assert _start_of(build(hash_function="blake2b")) == "ComputeKey"
+    assert _start_of(build(event_key_jmespath="items[0]")) == "ComputeKey"
+    assert _start_of(build(event_key_jmespath="orderId")) == "Claim"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sfn_idempotency.local import LocalCloud
 from tests import REPOSITORY_ROOT
 from tests.servers import clean_environment, read_ready_line, start_server
 
@@ -79,9 +80,14 @@ def test_without_credentials_it_refuses_in_one_line(tmp_path: Path):
     assert result.stdout == ""
 
 
-def test_each_probe_of_the_provable_key_is_answered_as_the_suite_pins_it(local_cloud):
+ROLE_ARN = "arn:aws:iam::123456789012:role/probe"
+
+
+def test_each_probe_of_the_provable_key_is_answered_as_the_suite_pins_it():
     # The engine's answer to each probe is its expectation: make aws-check compares AWS's with it
+    # (retries wait as long as on AWS, as `serve` waits: $millis() is the time of day)
     from scripts import aws_probes
 
-    for probe in aws_probes.PROBES:
-        assert probe.ask(local_cloud.sfn) == probe.expected, probe.name
+    with LocalCloud(retry_wait_scale=1.0) as cloud:
+        for probe in aws_probes.PROBES:
+            assert probe.ask(cloud.sfn, ROLE_ARN) == probe.expected, probe.name

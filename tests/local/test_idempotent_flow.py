@@ -103,6 +103,19 @@ def test_an_event_the_provable_key_cannot_claim_goes_through_the_key_lambda(
     assert service.record_for(order) is not None  # the key the Lambda computes, Powertools'
 
 
+def test_a_key_the_provable_key_can_never_compute_starts_at_the_key_lambda(make_service: ServiceFactory):
+    # Given a key JSONata cannot compute as Powertools does (a hash $hash lacks)
+    service = make_service(IDEMPOTENCY_HASH_FUNCTION="blake2b")
+
+    # When an order runs, then again
+    first, again = service.run(ORDER), service.run(dict(ORDER))
+
+    # Then the flow starts at ComputeKey, without Claim's two states, and replays as ever
+    assert service.flow_states(first) == ["ComputeKey", "RouteByKey", "ClaimComputedKey", "Execute", "Complete"]
+    assert service.flow_states(again)[-1] == "Replay"
+    assert service.business_runs == 1
+
+
 def test_duplicate_replays_the_first_output_exactly(idempotent_service: IdempotentService):
     # Given a placed order
     first = idempotent_service.run(ORDER)

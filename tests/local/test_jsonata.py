@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import time
 import uuid
 from typing import Any
 
@@ -331,3 +332,18 @@ def test_a_named_value_evaluated_too_late_is_a_named_error():
         stepfunctions_jsonata.encode_states({"$states": {}})
     with pytest.raises(stepfunctions_jsonata.JSONataEvaluationError, match="evaluated too late"):
         stepfunctions_jsonata.evaluate(f"({declared}$states.input)")
+
+
+def test_the_time_of_day_is_each_evaluation_s_own():
+    # Given $millis() evaluated once (its expression kept), then another expression made
+    first = stepfunctions_jsonata.evaluate("$millis()")
+    stepfunctions_jsonata.evaluate("$string($millis()) & 'another expression'")
+    time.sleep(0.005)  # (time passes: what the evaluations read must differ)
+    later = int(time.time() * 1000)
+
+    # When the first is evaluated again (as a Task's retry evaluates its Arguments again)
+    again = stepfunctions_jsonata.evaluate("$millis()")
+
+    # Then it reads the time of this evaluation, not of one before it
+    assert first <= later <= again
+    assert stepfunctions_jsonata.evaluate("$toMillis($now())") >= again

@@ -51,7 +51,12 @@ def evaluate(expression: str) -> Any:
     expression is parsed once."""
     try:
         bindings, body = _declared_bindings(expression)
-        result = _compiled(body).evaluate(None, bindings)
+        compiled = _compiled(body)
+        # $millis() and $now() read the time of "the current" Jsonata of the thread, which
+        # jsonata-python takes to be the one made last: a kept expression must say it is current,
+        # or they answer when another expression last ran.
+        Jsonata.CURRENT.jsonata = compiled
+        result = compiled.evaluate(None, bindings)
         # As the JVM bridge hands results over: JSON values only (a function is not one); JSONata
         # numbers are doubles, written without a fraction when whole (as AWS prints 2, not 2.0).
         return _whole_numbers_as_int(json.loads(json.dumps(result)))

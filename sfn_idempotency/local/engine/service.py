@@ -12,6 +12,7 @@ from sfn_idempotency.flow.definitions import NESTED_WORKFLOW_PLACEHOLDER, with_b
 from sfn_idempotency.flow.http_api import DEFAULT_SUCCESS_STATUS, ROUTE, http_workflow
 from sfn_idempotency.flow.inline_workflows import BUSINESS_FUNCTION_PLACEHOLDER
 from sfn_idempotency.flow.patterns import load_pattern
+from sfn_idempotency.flow.provable_key import keyed_as_settings_allow
 from sfn_idempotency.flow.provable_key import substitutions as provable_key_substitutions
 from sfn_idempotency.flow.redrive_fence import for_express
 from sfn_idempotency.flow.resources import (
@@ -141,6 +142,7 @@ class IdempotentService:
             definition = replay_options_applied(definition, replay_marker, replay_hook, query_language)
             # The lease covers every retry the definition allows, as the construct computes it.
             self.settings = with_lease(settings, definition)
+            definition = keyed_as_settings_allow(definition, self.settings)
         self.name = name
         self.compute_key_function = f"{name}-compute-key"
         self.business_function = f"{name}-business"
