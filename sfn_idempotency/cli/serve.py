@@ -29,6 +29,7 @@ from sfn_idempotency.cli.options import (
 )
 from sfn_idempotency.deployed.remote import shell_environment
 from sfn_idempotency.flow import inline_workflows
+from sfn_idempotency.flow.definitions import is_a_flow_answer
 from sfn_idempotency.flow.resources import ORDER_WORKFLOW_ASL
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESPATH
@@ -36,6 +37,7 @@ from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESP
 if TYPE_CHECKING:
     from sfn_idempotency.console import ConsoleSettings
     from sfn_idempotency.local import LocalCloud
+    from sfn_idempotency.local.observability.task_failures import TaskFailure
     from sfn_idempotency.local.capabilities.mock_files import MockConfigSource
     from sfn_idempotency.local.http.request_guard import AccessPolicy
     from sfn_idempotency.local.http.server import LocalRestApi
@@ -198,11 +200,7 @@ def run(arguments: argparse.Namespace) -> int:
             **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
         }
         if arguments.cdk_out is not None or arguments.template:
-            cloud.on_task_failure(
-                lambda failure: print(
-                    f"sfn-idempotency: task failed: {failure.line()}", file=sys.stderr, flush=True
-                )
-            )
+            report_task_failures(cloud)
             _announce(ready | _serve_apps(cloud, arguments, stop))
             stop.wait()
         else:
@@ -265,6 +263,18 @@ def _console(actions: bool, region: str) -> ConsoleSettings | None:
         print(f"sfn-idempotency: serving without the console: {missing}", file=sys.stderr, flush=True)
         return None
     return ConsoleSettings(region=region, actions=actions)
+
+
+def report_task_failures(cloud: LocalCloud) -> None:
+    """One line on stderr for each failed Task attempt of the served apps, but for the flow's own
+    expected answers (a duplicate's claim, a fenced completion or release: is_a_flow_answer), which
+    are its way of working, not failures."""
+
+    def report(failure: TaskFailure) -> None:
+        if not is_a_flow_answer(failure.state, failure.error):
+            print(f"sfn-idempotency: task failed: {failure.line()}", file=sys.stderr, flush=True)
+
+    cloud.on_task_failure(report)
 
 
 def _announce(ready: dict[str, Any]) -> None:

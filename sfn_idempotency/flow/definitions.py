@@ -4,6 +4,7 @@ the idempotency flow around a business step other than a Lambda."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sfn_idempotency.flow.redrive_fence import fence_jsonpath, is_function, payload_selector
+from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings, load_settings
 
 PLACEHOLDER = re.compile(r"\$\{([A-Za-z][A-Za-z0-9_]*)\}")
@@ -148,3 +150,25 @@ def with_lease(settings: IdempotencySettings, definition: str) -> IdempotencySet
     ``expires_after``: ConfigurationError, naming both)."""
     lease = worst_case_lease_seconds(definition, settings.timeout_seconds, settings.max_claim_attempts)
     return load_settings({**settings.to_environment(), "IDEMPOTENCY_LEASE_SECONDS": str(lease)})
+
+
+CONDITION_FAILED = "DynamoDB.ConditionalCheckFailedException"
+
+
+def is_a_flow_answer(state: str, error: str) -> bool:
+    """Whether a Task attempt's failure is one the flow expects and catches: a conditional write of
+    its own whose condition failed (a duplicate's claim, a completion or release fenced by a newer
+    owner). ``state`` as the history names it: ``Claim``, or ``<Step>.Claim`` in a wrapped step (a
+    state of the user's own named as one of the flow's is taken for it)."""
+    return error == CONDITION_FAILED and state.rpartition(".")[2] in _conditional_states()
+
+
+@functools.cache
+def _conditional_states() -> frozenset[str]:
+    names: set[str] = set()
+    for path in IDEMPOTENCY_FLOWS.values():
+        for name, state in json.loads(path.read_text(encoding="utf-8"))["States"].items():
+            arguments = state.get("Parameters", state.get("Arguments"))
+            if isinstance(arguments, dict) and "ConditionExpression" in arguments:
+                names.add(name)
+    return frozenset(names)

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from botocore.config import Config
 
+from sfn_idempotency.cli.serve import report_task_failures
 from sfn_idempotency.deployed.executions import wait_for_execution
 from sfn_idempotency.flow.graph import mermaid
 from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
@@ -622,3 +623,30 @@ def test_a_port_whose_last_connection_is_in_time_wait_is_free_to_serve():
         assert httpx.get(f"{backend.endpoint_url}/", timeout=COMMAND_DEADLINE_SECONDS).status_code < 500
     finally:
         backend.stop()
+
+
+def test_serve_reports_failed_tasks_but_not_the_flow_s_own_answers(
+    make_service: Any, capsys: pytest.CaptureFixture[str]
+):
+    # Given serve's report of failed Task attempts, and a business step that declines one order
+    def business(event: Any, context: Any) -> Any:
+        if event["orderId"] == "o-declined":
+            raise type("PaymentDeclined", (Exception,), {})("card expired")
+        return {"placed": event["orderId"]}
+
+    service = make_service(business)
+    report_task_failures(service.cloud)
+
+    # When an order is placed, placed again (its claim's condition fails: a replay) and one is declined
+    outcomes = [
+        service.run(order) for order in ({"orderId": "o-1"}, {"orderId": "o-1"}, {"orderId": "o-declined"})
+    ]
+
+    # Then the replay was the flow's own answer, not a failure, and the declined payment is one line
+    assert [outcome.status for outcome in outcomes] == ["SUCCEEDED", "SUCCEEDED", "FAILED"]
+    assert service.flow_states(outcomes[1])[-1] == "Replay"
+    lines = capsys.readouterr().err.splitlines()
+    reported = [line for line in lines if line.startswith("sfn-idempotency: task failed:")]
+    assert len(reported) == 1, lines
+    assert " Execute: PaymentDeclined: " in reported[0]
+    assert "ConditionalCheckFailed" not in "\n".join(lines)
