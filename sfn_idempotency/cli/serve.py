@@ -37,10 +37,10 @@ from sfn_idempotency.settings import ORDER_ERROR_STATUSES, ORDER_EVENT_KEY_JMESP
 if TYPE_CHECKING:
     from sfn_idempotency.console import ConsoleSettings
     from sfn_idempotency.local import LocalCloud
-    from sfn_idempotency.local.observability.task_failures import TaskFailure
     from sfn_idempotency.local.capabilities.mock_files import MockConfigSource
     from sfn_idempotency.local.http.request_guard import AccessPolicy
     from sfn_idempotency.local.http.server import LocalRestApi
+    from sfn_idempotency.local.observability.task_failures import TaskFailure
 
 
 def add_parser(commands: Any) -> None:

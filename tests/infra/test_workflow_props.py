@@ -14,8 +14,8 @@ from aws_cdk.assertions import Template
 
 from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
 from sfn_idempotency.cdk.lambda_code import RUNTIME
-from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 
 

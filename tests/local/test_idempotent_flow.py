@@ -111,7 +111,13 @@ def test_a_key_the_provable_key_can_never_compute_starts_at_the_key_lambda(make_
     first, again = service.run(ORDER), service.run(dict(ORDER))
 
     # Then the flow starts at ComputeKey, without Claim's two states, and replays as ever
-    assert service.flow_states(first) == ["ComputeKey", "RouteByKey", "ClaimComputedKey", "Execute", "Complete"]
+    assert service.flow_states(first) == [
+        "ComputeKey",
+        "RouteByKey",
+        "ClaimComputedKey",
+        "Execute",
+        "Complete",
+    ]
     assert service.flow_states(again)[-1] == "Replay"
     assert service.business_runs == 1
 
