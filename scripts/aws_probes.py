@@ -26,7 +26,7 @@ class Probe:
     expected: Any
 
 
-def _output(expression: str, given: str = "{}") -> Callable[[Any], Any]:
+def _output(expression: str, given: str = "{}") -> Callable[[Any, str], Any]:
     state = {"Type": "Pass", "QueryLanguage": "JSONata", "Output": "{% " + expression + " %}", "End": True}
 
     def ask(sfn: Any, role_arn: str) -> Any:
@@ -36,7 +36,7 @@ def _output(expression: str, given: str = "{}") -> Callable[[Any], Any]:
     return ask
 
 
-def _validates(definition: dict[str, Any]) -> Callable[[Any], Any]:
+def _validates(definition: dict[str, Any]) -> Callable[[Any, str], Any]:
     def ask(sfn: Any, role_arn: str) -> Any:
         return sfn.validate_state_machine_definition(definition=json.dumps(definition))["result"]
 
