@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.cli import build_parser, main
+from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER
 from sfn_idempotency.testing import ExplorationTarget
 from sfn_idempotency.wrap import step_settings, wrap_state
 from tests import REPOSITORY_ROOT
@@ -252,7 +253,14 @@ def test_check_of_an_app_watches_the_functions_its_machine_calls_and_names_what_
     app = write_app(tmp_path / "shop", second)
     # When it is checked without saying which machine, then the refusal lists them
     assert main(["check", "--template", str(app), "--request", ORDER]) == EXIT_BAD_INPUT
-    assert "the app has 2 state machines: name one with --state-machine LOGICAL_ID" in capsys.readouterr().err
+    refusal = capsys.readouterr().err
+    assert "the app has 2 state machines: name one with --state-machine LOGICAL_ID" in refusal
+    # And each name it lists is taken (the stack's name, a slash, the logical id)
+    (listed,) = re.findall(r"[\w-]+/Orders", refusal)
+    assert main(
+        ["check", "--template", str(app), "--state-machine", listed, "--request", ORDER, "--schedules", "1"]
+    ) == (EXIT_VIOLATION)
+    capsys.readouterr()
     # And with the machine named and nothing watched, the function it calls is watched
     code = main(
         ["check", "--template", str(app), "--state-machine", "Orders", "--request", ORDER, "--schedules", "5"]
@@ -280,6 +288,21 @@ def test_check_of_an_app_watches_the_functions_its_machine_calls_and_names_what_
         "--watch Nope: neither a function of the app nor a state of its state machine"
         in capsys.readouterr().err
     )
+
+
+def test_check_of_an_app_never_watches_the_library_s_own_key_lambda_unless_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    # Given an app whose machine calls only sfn-idempotency's key Lambda (its handler), no side effect
+    keys_only = APP_TEMPLATE.replace(
+        "      Handler: index.handler\n      Runtime: nodejs24.x\n",
+        f"      Handler: {COMPUTE_KEY_HANDLER}\n      Runtime: python3.13\n",
+    )
+    app = write_app(tmp_path / "shop", keys_only)
+    # When it is checked without --watch, then nothing is watched: the refusal asks for a side effect
+    # (a replay may run the key Lambda again by design; before, its second run was the violation)
+    assert main(["check", "--template", str(app), "--request", ORDER]) == EXIT_BAD_INPUT
+    assert "calls none of the app's functions: name a side effect with --watch" in capsys.readouterr().err
 
 
 def test_check_explores_a_cdk_app_s_state_machine_from_its_cloud_assembly(

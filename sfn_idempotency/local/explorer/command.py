@@ -14,6 +14,7 @@ from typing import Any, cast
 import jmespath
 from jsonpath_ng.ext.parser import parse as jsonpath_parse
 
+from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER
 from sfn_idempotency.local.apps.deployed import CloudAssemblyError, DeployedStack, DeploymentError
 from sfn_idempotency.local.apps.sam_templates import TemplateError
 from sfn_idempotency.local.engine.cloud import EngineError, LocalCloud
@@ -188,7 +189,9 @@ def _app(cloud: LocalCloud, request: CheckRequest, app: AppSource) -> Target:
         resource.physical_id
         for stack in stacks
         for resource in stack.resources.values()
-        if resource.resource_type == _FUNCTION_TYPE and resource.physical_id in text
+        if resource.resource_type == _FUNCTION_TYPE
+        and resource.physical_id in text
+        and not _is_the_key_lambda(cloud, resource.physical_id)
     )
     watch = [_watched(stacks, name, states) for name in request.watch] or called
     if not watch:
@@ -238,6 +241,13 @@ _MACHINE_TYPE = "AWS::StepFunctions::StateMachine"
 _FUNCTION_TYPE = "AWS::Lambda::Function"
 
 
+def _is_the_key_lambda(cloud: LocalCloud, function: str) -> bool:
+    """sfn-idempotency's own key Lambda: no side effect, and a replay may run it again by design
+    (an event whose key is not provable); never watched unless named."""
+    configuration = cloud.client("lambda").get_function_configuration(FunctionName=function)
+    return bool(configuration.get("Handler") == COMPUTE_KEY_HANDLER)
+
+
 def _state_machine(stacks: Sequence[DeployedStack], wanted: str | None) -> str:
     machines = {
         f"{stack.name}/{logical_id}": resource
@@ -246,11 +256,17 @@ def _state_machine(stacks: Sequence[DeployedStack], wanted: str | None) -> str:
         if resource.resource_type == _MACHINE_TYPE and resource.arn
     }
     if wanted is not None:
+        # Any name the refusal lists (stack/logical id), a logical id, a construct path, the name
+        if wanted in machines and machines[wanted].arn:
+            return str(machines[wanted].arn)
         for stack in stacks:
             with contextlib.suppress(KeyError):
                 found = stack.resource(wanted)
                 if found.resource_type == _MACHINE_TYPE and found.arn:
                     return found.arn
+        for resource in machines.values():
+            if wanted in (resource.physical_id, resource.arn):
+                return str(resource.arn)
         raise CheckError(
             f"--state-machine {wanted}: not a state machine of the app ({', '.join(machines) or 'none'})"
         )
