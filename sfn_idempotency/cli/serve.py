@@ -99,6 +99,14 @@ def add_parser(commands: Any) -> None:
         help="deploy the cloud assembly cdk synth left in DIR (manifest.json, templates, assets)",
     )
     app.add_argument(
+        "--cdk-app",
+        nargs="?",
+        const="",
+        metavar="COMMAND",
+        help="synthesize the CDK app as `cdk synth` does (no CDK CLI needed: the command run in this "
+        "folder with CDK_OUTDIR and cdk.json's context; default: cdk.json's app), then deploy its assembly",
+    )
+    app.add_argument(
         "--template",
         action="append",
         default=[],
@@ -177,6 +185,8 @@ def run(arguments: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+    if arguments.cdk_app is not None:
+        arguments.cdk_out = _synthesized(arguments)
     _check_apps(arguments)  # before anything starts
     console = None if arguments.no_console else _console(arguments.console_actions, DEFAULT_REGION)
     mocks = _mock_config(arguments.mock_config, stop)
@@ -313,6 +323,19 @@ def _serve_example(
         "apiEndpoint": api.start(),
         "tableName": service.table_name,
     }
+
+
+def _synthesized(arguments: argparse.Namespace) -> Path:
+    """--cdk-app's cloud assembly, synthesized in the current folder (where cdk.json is)."""
+    from sfn_idempotency.local.apps.cdk_apps import SynthError, synthesize
+    from sfn_idempotency.local.engine.cloud import DEFAULT_REGION, MOTO_ACCOUNT
+
+    if arguments.cdk_out is not None:
+        raise CliError("--cdk-app synthesizes the assembly itself: give --cdk-app or --cdk-out")
+    try:
+        return synthesize(Path.cwd(), arguments.cdk_app or None, region=DEFAULT_REGION, account=MOTO_ACCOUNT)
+    except SynthError as error:
+        raise CliError(str(error)) from None
 
 
 def _check_apps(arguments: argparse.Namespace) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from botocore.config import Config
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.engine.lambdas import HandlerNotFoundError
 from tests.local.test_cdk_out import STACK, firehose_app, write_app
-from tests.servers import CLI, read_ready_line, start_server
+from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
 
 REDEPLOY_DEADLINE_SECONDS = 30
 STOP_DEADLINE_SECONDS = 30
@@ -255,3 +256,65 @@ def test_an_edit_made_before_the_watch_looked_is_deployed(tmp_path: Path):
     finally:
         stop.set()
         watch.join(REDEPLOY_DEADLINE_SECONDS)
+
+
+SYNTH_SCRIPT = """\
+import json, os, shutil, sys
+# What `cdk synth` gives an app: where to write, and the context of cdk.json and cdk.context.json
+shutil.copytree(sys.argv[1], os.environ["CDK_OUTDIR"], dirs_exist_ok=True)
+context = json.loads(os.environ["CDK_CONTEXT_JSON"])
+with open("seen.json", "w") as seen:
+    json.dump({"context": context, "region": os.environ["CDK_DEFAULT_REGION"]}, seen)
+print("synthesized")
+"""
+
+
+def test_cdk_app_synthesizes_the_app_as_cdk_synth_does_and_serves_its_assembly(tmp_path: Path):
+    # Given a project whose cdk.json names its app and context, and a cached context beside it (the
+    # app here copies an assembly made ahead into CDK_OUTDIR: what `python app.py` does is CDK's own)
+    assembly = write_app(tmp_path / "made-ahead")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "synth.py").write_text(SYNTH_SCRIPT)
+    app = f"{sys.executable} synth.py {assembly}"
+    (project / "cdk.json").write_text(json.dumps({"app": app, "context": {"stage": "local", "size": 1}}))
+    (project / "cdk.context.json").write_text(json.dumps({"size": 2}))
+
+    # When serve is started there with --cdk-app and no command (cdk.json's app is run)
+    process = subprocess.Popen(
+        [CLI, "serve", "--port", str(free_port()), "--cdk-app", "--no-console"],
+        cwd=project,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    try:
+        ready = read_ready_line(process)
+        # Then the app ran with CDK_OUTDIR (cdk.out) and the merged context, and its stack is served
+        seen = json.loads((project / "seen.json").read_text())
+        assert seen == {"context": {"stage": "local", "size": 2}, "region": ready["region"]}
+        assert (project / "cdk.out" / "manifest.json").is_file()
+        machine = ready["stacks"][STACK]["resources"]["Checkout"]["arn"]
+        assert run(stepfunctions(ready), machine, {"amount": 1})["status"] == "SUCCEEDED"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=STOP_DEADLINE_SECONDS)
+
+
+def test_cdk_app_that_fails_stops_serve_with_one_line(tmp_path: Path):
+    # Given a cdk.json whose app fails; When serve synthesizes it
+    (tmp_path / "cdk.json").write_text(json.dumps({"app": f"{sys.executable} -c 'raise SystemExit(3)'"}))
+    process = subprocess.Popen(
+        [CLI, "serve", "--port", str(free_port()), "--cdk-app"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_environment(),
+    )
+    _, stderr = process.communicate(timeout=STOP_DEADLINE_SECONDS)
+    # Then serve stops with one line naming the app and its exit code
+    assert process.returncode == 2
+    assert stderr.strip().endswith("exited 3 (its output is above)"), stderr
+    assert "Traceback" not in stderr
