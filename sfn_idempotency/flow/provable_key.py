@@ -245,10 +245,15 @@ def with_provable_key(flow: dict[str, Any], settings: IdempotencySettings) -> di
     provable (a Claim that can key no event would only add two states to every run)."""
     if not is_provable(settings):
         return without_provable_key(flow)
-    text = json.dumps(flow)
-    for name, value in substitutions(settings, text).items():
-        text = text.replace(f"${{{name}}}", json.dumps(value)[1:-1])
-    return json.loads(text)  # type: ignore[no-any-return]
+    return json.loads(written_in(json.dumps(flow), settings))  # type: ignore[no-any-return]
+
+
+def written_in(definition: str, settings: IdempotencySettings) -> str:
+    """``definition`` with its provable-key placeholders filled for ``settings`` (escaped, as each
+    lands inside a JSON string) and every other placeholder left as it stands."""
+    for name, value in substitutions(settings, definition).items():
+        definition = definition.replace(f"${{{name}}}", json.dumps(value)[1:-1])
+    return definition
 
 
 def without_provable_key(flow: dict[str, Any]) -> dict[str, Any]:

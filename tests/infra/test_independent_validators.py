@@ -46,9 +46,7 @@ def dummy_value(placeholder: str) -> str:
 
 
 def render_provable_key(text: str) -> str:
-    for name, value in provable_key.substitutions(example_settings(), text).items():
-        text = text.replace(f"${{{name}}}", json.dumps(value)[1:-1])
-    return text
+    return provable_key.written_in(text, example_settings())
 
 
 def rendered(text: str) -> str:
