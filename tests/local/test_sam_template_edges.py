@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.apps.deployed import SkippedResourceWarning
+from sfn_idempotency.local.apps.deployed import DeploymentError, SkippedResourceWarning
 from sfn_idempotency.local.apps.sam_templates import TemplateError, parameter_overrides
 from sfn_idempotency.local.runtimes.node import NodeVersionWarning
 from tests.local.test_sam_templates import APP, ORDER
@@ -173,3 +173,30 @@ def test_the_sam_app_fixture_deploys_the_marked_template(local_cloud: LocalCloud
     # Then both succeed, the real one with the marker's parameter
     assert (mocked.status, mocked.output["total"]) == ("SUCCEEDED", 1)
     assert (real.status, real.output["stage"]) == ("SUCCEEDED", "fixture")
+
+
+def test_a_layer_that_is_no_layer_arn_fails_its_function_in_lambda_s_words(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a template whose function's layer is a parameter given a value that is no layer ARN
+    (tmp_path / "fn").mkdir()
+    (tmp_path / "fn" / "app.py").write_text("def handler(event, context):\n    return event\n")
+    (tmp_path / "template.yaml").write_text(
+        "Transform: AWS::Serverless-2016-10-31\n"
+        "Parameters:\n"
+        "  LayerArn: {Type: String}\n"
+        "Resources:\n"
+        "  Fn:\n"
+        "    Type: AWS::Serverless::Function\n"
+        "    Properties: {CodeUri: fn/, Handler: app.handler, Runtime: python3.13, Layers: [!Ref LayerArn]}\n",
+        encoding="utf-8",
+    )
+
+    # When it is deployed with a placeholder a user typed
+    with pytest.raises(DeploymentError) as failed:
+        local_cloud.deploy_template(tmp_path, parameters={"LayerArn": "my-layer"})
+
+    # Then the function failed to create with Lambda's validation error, no Python words
+    message = str(failed.value)
+    assert "Value 'my-layer' at 'layers' failed to satisfy constraint" in message
+    assert "unpack" not in message

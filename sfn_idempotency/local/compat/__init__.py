@@ -327,6 +327,8 @@ cloudformation (stacks)
       outputs (moto evaluated them, making what they named, and leaked that service's error).
   80. [L45] A function keeps its ``Layers``, and a layer version's Ref is its ARN (moto dropped
       the one and left the other empty).
+  156. [L45] A function's ``Layers`` value that is not a layer version ARN fails its creation with
+       Lambda's validation error (moto raised ValueError: "not enough values to unpack").
   100. [L45] A function's inline code (``Code.ZipFile``) is its ``index`` module for Node.js too
       (moto wrote ``index.py`` only).
   89. [L30] ``AWS::StepFunctions::Activity`` creates its activity (moto's CloudFormation lacked the type).

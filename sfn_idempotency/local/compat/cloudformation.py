@@ -561,6 +561,11 @@ _NODE_INLINE_MODULE = "index.js"
 
 
 # -- fix 80: Lambda layers ----------------------------------------------------------------------
+# A function's Layers, as the Lambda API's reference gives a layer version ARN (fix 156).
+_LAYER_VERSION_ARN = re.compile(r"arn:[a-zA-Z0-9-]+:lambda:[a-zA-Z0-9-]+:\d{12}:layer:[a-zA-Z0-9-_]+:[0-9]+")
+_LONGEST_ARN = 140
+
+
 def _function_with_layers(original: Callable[..., Any]) -> Any:
     """moto's creation left out a function's ``Layers``, so its code ran without them. A layer
     of another account that is not here (AWS's public Powertools layer, say) is still left out:
@@ -569,15 +574,19 @@ def _function_with_layers(original: Callable[..., Any]) -> Any:
     def create(
         resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
     ) -> Any:
+        from moto.awslambda.exceptions import InvalidParameterValueException
         from moto.awslambda.models import lambda_backends
 
+        layers = cloudformation_json["Properties"].get("Layers") or []
+        for arn in layers:  # fix 156: moto's split of a value that is no layer ARN raised ValueError
+            if not isinstance(arn, str) or not _LAYER_VERSION_ARN.fullmatch(arn) or len(arn) > _LONGEST_ARN:
+                raise InvalidParameterValueException(
+                    f"1 validation error detected: Value '{arn}' at 'layers' failed to satisfy constraint: "
+                    f"Member must satisfy regular expression pattern: {_LAYER_VERSION_ARN.pattern}"
+                )
         function = original(resource_name, cloudformation_json, account_id, region_name, **kwargs)
         backend = lambda_backends[account_id][region_name]
-        here = [
-            arn
-            for arn in cloudformation_json["Properties"].get("Layers") or []
-            if backend.layers_versions_by_arn(arn)
-        ]
+        here = [arn for arn in layers if backend.layers_versions_by_arn(arn)]
         if here:
             function.layers = function._get_layers_data(here)
         return function
