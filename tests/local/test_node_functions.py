@@ -265,14 +265,23 @@ class LoopbackRegistry:
         }
 
 
-def sdk_function_zip() -> bytes:
+def sdk_function_zip(module: str = "commonjs") -> bytes:
+    """A function that uses the SDK without packaging it: ``require`` (CommonJS) or ``import`` (an
+    ES module)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(
-            "index.js",
-            "const { S3Client } = require('@aws-sdk/client-s3');\n"
-            "exports.handler = async () => ({ client: new S3Client().name });\n",
-        )
+        if module == "commonjs":
+            archive.writestr(
+                "index.js",
+                "const { S3Client } = require('@aws-sdk/client-s3');\n"
+                "exports.handler = async () => ({ client: new S3Client().name });\n",
+            )
+        else:
+            archive.writestr(
+                "index.mjs",
+                "import { S3Client } from '@aws-sdk/client-s3';\n"
+                "export const handler = async () => ({ client: new S3Client().name });\n",
+            )
     return buffer.getvalue()
 
 
@@ -280,7 +289,8 @@ def test_the_sdk_a_runtime_carries_is_installed_once_into_a_cache_and_found(
     functions: Functions, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     # Given a registry that has @aws-sdk/client-s3 (on loopback), an empty cache, and two nodejs24.x
-    # functions that require it without packaging it, as Lambda's runtime lets them
+    # functions that use it without packaging it, as Lambda's runtime lets them: one requires it, the
+    # other (an ES module, which never reads NODE_PATH) imports it
     registry = LoopbackRegistry(
         "@aws-sdk/client-s3", "3.0.1", "exports.S3Client = class { name = 'from the cache' };"
     )
@@ -289,13 +299,13 @@ def test_the_sdk_a_runtime_carries_is_installed_once_into_a_cache_and_found(
         monkeypatch.setenv("npm_config_registry", registry.url)
         monkeypatch.setenv("npm_config_cache", str(tmp_path / "npm"))
         monkeypatch.setenv("npm_config_update_notifier", "false")
-        for name in ("first", "second"):
+        for name, module in (("first", "commonjs"), ("second", "module")):
             functions.client.create_function(
                 FunctionName=name,
                 Runtime="nodejs24.x",
                 Role=functions.role,
                 Handler="index.handler",
-                Code={"ZipFile": sdk_function_zip()},
+                Code={"ZipFile": sdk_function_zip(module)},
             )
         # When both are invoked
         answers = [functions.invoke(name)[:2] for name in ("first", "second")]

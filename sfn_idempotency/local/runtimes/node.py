@@ -258,7 +258,8 @@ def _node_path(function: Any) -> str:
     """Where ``require`` looks for packages, as Lambda's Node.js runtime sets NODE_PATH: a layer's
     ``/opt/nodejs/node<major>/node_modules``, then ``/opt/nodejs/node_modules``, then the runtime's
     own AWS SDK (``/var/runtime/node_modules`` there, ``node_sdk``'s cache here). An ES module's
-    ``import`` does not read it, on Lambda either."""
+    ``import`` never reads it; from nodejs18.x on, the bootstrap looks in these folders for what
+    an ES module imports, as Lambda's runtime finds layers and its SDK for one."""
     entries: list[str] = []
     opt = code_folders.layers_folder(function)
     if opt is not None:

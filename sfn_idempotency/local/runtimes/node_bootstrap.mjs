@@ -6,7 +6,7 @@
 // An answer is {"payload": <JSON text>} or {"error": {errorType, errorMessage, trace}}, as
 // Lambda's Node.js runtime reports an error.
 import { existsSync, writeSync } from "node:fs";
-import { createRequire } from "node:module";
+import { createRequire, registerHooks } from "node:module";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
@@ -15,8 +15,39 @@ import { format } from "node:util";
 const taskRoot = process.env.LAMBDA_TASK_ROOT;
 const handlerSetting = process.env._HANDLER ?? "";
 const resultFd = Number(process.env.SFN_LOCAL_RESULT_FD);
+const declaredMajor = Number(process.env.SFN_LOCAL_DECLARED_NODE_MAJOR ?? "0");
 // Lambda removed callback handlers from nodejs24.x on (aws-lambda-nodejs-runtime-interface-client 4).
-const callbacksAllowed = Number(process.env.SFN_LOCAL_DECLARED_NODE_MAJOR ?? "0") < 24;
+const callbacksAllowed = declaredMajor < 24;
+
+// From nodejs18.x on, an ES module's `import` finds the packages of the function's layers and the
+// SDK the runtime carries, as `require` finds them through NODE_PATH (which `import` never reads):
+// a bare specifier the function's own folders lack is looked for in each NODE_PATH folder, in order.
+// nodejs16.x and earlier did not (their ES modules had to bring what they import).
+if (declaredMajor >= 18 && typeof registerHooks === "function") {
+  const folders = (process.env.NODE_PATH ?? "").split(path.delimiter).filter(Boolean);
+  registerHooks({
+    resolve(specifier, context, nextResolve) {
+      try {
+        return nextResolve(specifier, context);
+      } catch (error) {
+        const bare = !/^(?:[./]|[a-z][a-z0-9+.-]*:)/i.test(specifier);
+        if (error?.code !== "ERR_MODULE_NOT_FOUND" || !bare) {
+          throw error;
+        }
+        for (const folder of folders) {
+          // As if imported by a module in that node_modules folder: walking up, Node looks in it.
+          const parentURL = pathToFileURL(path.join(folder, "_")).href;
+          try {
+            return nextResolve(specifier, { ...context, parentURL });
+          } catch {
+            // not in this one
+          }
+        }
+        throw error;
+      }
+    },
+  });
+}
 const CALLBACK_REMOVED =
   "ERROR: AWS Lambda has removed support for callback-based function handlers starting with " +
   "Node.js 24. You need to modify this function to use a supported handler signature to use " +
