@@ -210,7 +210,7 @@ def run(arguments: argparse.Namespace) -> int:
             **({"mockConfig": str(mocks.path)} if mocks is not None else {}),
         }
         if arguments.cdk_out is not None or arguments.template:
-            report_task_failures(cloud)
+            report_failures(cloud)
             _announce(ready | _serve_apps(cloud, arguments, stop))
             stop.wait()
         else:
@@ -275,16 +275,23 @@ def _console(actions: bool, region: str) -> ConsoleSettings | None:
     return ConsoleSettings(region=region, actions=actions)
 
 
-def report_task_failures(cloud: LocalCloud) -> None:
+def report_failures(cloud: LocalCloud) -> None:
     """One line on stderr for each failed Task attempt of the served apps, but for the flow's own
     expected answers (a duplicate's claim, a fenced completion or release: is_a_flow_answer), which
-    are its way of working, not failures."""
+    are its way of working, not failures; and one for each failed run of a function a queue's
+    event source mapping invoked, which no caller sees."""
+    from sfn_idempotency.local.observability import function_failures
 
     def report(failure: TaskFailure) -> None:
         if not is_a_flow_answer(failure.state, failure.error):
             print(f"sfn-idempotency: task failed: {failure.line()}", file=sys.stderr, flush=True)
 
     cloud.on_task_failure(report)
+    function_failures.listeners.append(
+        lambda failure: print(
+            f"sfn-idempotency: function failed: {failure.line()}", file=sys.stderr, flush=True
+        )
+    )
 
 
 def _announce(ready: dict[str, Any]) -> None:

@@ -18,7 +18,7 @@ import httpx
 import pytest
 from botocore.config import Config
 
-from sfn_idempotency.cli.serve import report_task_failures
+from sfn_idempotency.cli.serve import report_failures
 from sfn_idempotency.deployed.executions import wait_for_execution
 from sfn_idempotency.flow.graph import mermaid
 from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
@@ -635,7 +635,7 @@ def test_serve_reports_failed_tasks_but_not_the_flow_s_own_answers(
         return {"placed": event["orderId"]}
 
     service = make_service(business)
-    report_task_failures(service.cloud)
+    report_failures(service.cloud)
 
     # When an order is placed, placed again (its claim's condition fails: a replay) and one is declined
     outcomes = [

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from typing import Any
 
 import pytest
 
 from sfn_idempotency.flow import inline_workflows
 from sfn_idempotency.local import IdempotentService, LocalCloud
+from sfn_idempotency.local.observability import function_failures
 from sfn_idempotency.settings import ORDER_EVENT_KEY_JMESPATH, example_settings
 
 ORDER = {"orderId": "o-evt", "amount": 12}
@@ -251,3 +254,52 @@ def test_a_target_receives_its_input_or_its_transformed_event(
     local_cloud.wait_until(lambda: len(local_cloud.executions(machine)) == 1, what="the delivery")
     result = local_cloud.wait(local_cloud.executions(machine)[0])
     assert result.output == expected_input
+
+
+def test_a_message_its_function_keeps_failing_reaches_the_dead_letter_queue_each_failure_reported(
+    local_cloud: LocalCloud,
+):
+    # Given a queue (visibility 1 s) whose redrive policy moves a message received twice to its DLQ,
+    # and a Python function behind it, through an event source mapping, that fails to run
+    sqs = local_cloud.client("sqs")
+    dlq = sqs.create_queue(QueueName="orders-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2})
+    queue = sqs.create_queue(
+        QueueName="orders", Attributes={"VisibilityTimeout": "1", "RedrivePolicy": redrive}
+    )["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("app.py", "def handler(event, context):\n    raise KeyError('customerId')\n")
+    role = local_cloud.client("iam").create_role(RoleName="consumer", AssumeRolePolicyDocument="{}")["Role"]
+    lambdas = local_cloud.client("lambda")
+    lambdas.create_function(
+        FunctionName="consume",
+        Runtime="python3.13",
+        Role=role["Arn"],
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )
+    lambdas.create_event_source_mapping(EventSourceArn=queue_arn, FunctionName="consume", BatchSize=1)
+    failures: list[Any] = []
+    function_failures.listeners.append(failures.append)
+
+    # When a message is sent
+    sqs.send_message(QueueUrl=queue, MessageBody='{"orderId": "o-1"}')
+
+    # Then it was delivered again after its visibility timeout, and after its second failure moved to
+    # the dead-letter queue (moto delivered it once, and it stayed in its queue for good)
+    moved: list[Any] = []
+    local_cloud.wait_until(
+        lambda: bool(moved.extend(sqs.receive_message(QueueUrl=dlq).get("Messages", [])) or moved),
+        timeout=20,
+        what="the message in the dead-letter queue",
+    )
+    assert [json.loads(message["Body"]) for message in moved] == [{"orderId": "o-1"}]
+    assert "Messages" not in sqs.receive_message(QueueUrl=queue)
+    # And each failed run was reported: the function, the queue, the error and its message
+    assert [(f.function, f.trigger, f.error) for f in failures] == [("consume", "SQS orders", "KeyError")] * 2
+    assert failures[0].line().startswith("consume (SQS orders): KeyError: ")

@@ -260,6 +260,9 @@ lambda_runtime (functions created through the Lambda API)
       an unknown function's Cause its ``$LATEST`` qualifier; the context's ``invoked_function_arn``
       is the ARN it was invoked by, qualifier included. A deleted function's unpacked code
       is removed, and all of it when the cloud closes.
+  157. [L20] An SQS event source mapping delivers a batch its function failed again after the
+       queue's visibility timeout, until it succeeds or the redrive policy moves it to the
+       dead-letter queue (moto invoked once, on send: a failing message never reached the DLQ).
 
 execution_logs (CloudWatch Logs)
   30. [L25] An execution whose state machine logs to a CloudWatch Logs group writes its history

@@ -2,6 +2,11 @@
 run in the engine's own runtimes (fix 22): Python in process, Node.js in a warm Node process
 (sfn_idempotency.local.runtimes). moto runs function code only in Docker, which the local engine
 does not need or have.
+
+Fix 157: an SQS queue's event source mapping delivers a batch its function failed again, once the
+queue's visibility timeout has passed, until the function succeeds or the queue's redrive policy
+moves the messages to its dead-letter queue (as Lambda's poller receives them again). moto invoked the function once, when the message
+was sent, and never again, so a failing message stayed in its queue and never reached the DLQ.
 """
 
 from __future__ import annotations
@@ -128,9 +133,57 @@ def _remove_deleted_code(original: Callable[..., Any]) -> Callable[..., Any]:
     return delete_function
 
 
+def _redelivered_until_done(original: Callable[..., bool]) -> Callable[..., bool]:
+    """``LambdaBackend.send_sqs_batch``: a batch that failed is received and delivered again after
+    the queue's visibility timeout (fix 157)."""
+
+    def send_sqs_batch(self: Any, function_arn: str, messages: Any, queue_arn: str) -> bool:
+        delivered = original(self, function_arn, messages, queue_arn)
+        if not delivered:
+            _deliver_again_later(self, function_arn, queue_arn)
+        return delivered
+
+    return send_sqs_batch
+
+
+def _deliver_again_later(lambdas: Any, function_arn: str, queue_arn: str) -> None:
+    from moto.sqs.models import sqs_backends
+
+    *_, region, account, name = queue_arn.split(":")
+    queue = sqs_backends[account][region].queues.get(name)
+    if queue is None:
+        return
+
+    def deliver() -> None:
+        mapping = queue.lambda_event_source_mappings.get(function_arn)
+        if (
+            mapping is None
+            or not mapping.enabled
+            or queue is not sqs_backends[account][region].queues.get(name)
+        ):
+            return  # the mapping, the queue or the whole cloud went meanwhile
+        sqs = sqs_backends[account][region]
+        # Received again: each receive counts, and past maxReceiveCount moto's SQS moves a message
+        # to the dead-letter queue instead of answering it.
+        messages = sqs.receive_message(name, mapping.batch_size, 0, queue.visibility_timeout)
+        if not messages:
+            return
+        if lambdas.send_sqs_batch(function_arn, messages, queue_arn):
+            for message in messages:
+                sqs.delete_message(name, message.receipt_handle)
+        else:
+            for message in messages:
+                sqs.change_message_visibility(name, message.receipt_handle, visibility_timeout=0)
+
+    timer = threading.Timer(float(queue.visibility_timeout), deliver)
+    timer.daemon = True
+    timer.start()
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(22, f"{_MODELS}:LambdaFunction", "invoke", _invoke_in_process),
     Patch(22, f"{_MODELS}:LambdaFunction", "_invoke_lambda", _run_lambda_in_process),
     Patch(22, f"{_MODELS}:LambdaBackend", "invoke", _qualified_not_found),
     Patch(22, f"{_MODELS}:LambdaBackend", "delete_function", _remove_deleted_code),
+    Patch(157, f"{_MODELS}:LambdaBackend", "send_sqs_batch", _redelivered_until_done),
 )

@@ -39,7 +39,7 @@ from sfn_idempotency.local.engine.results import ExecutionResult
 from sfn_idempotency.local.http.request_guard import AccessPolicy
 from sfn_idempotency.local.http.served_apis import IntegrationServices, ServedApis
 from sfn_idempotency.local.http.server import stage_urls
-from sfn_idempotency.local.observability import metric_filters, task_failures
+from sfn_idempotency.local.observability import function_failures, metric_filters, task_failures
 from sfn_idempotency.local.observability.log_groups import logging_to_own_group, own_log_group
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.runtimes import code_folders
@@ -52,8 +52,7 @@ MOTO_ACCOUNT = "123456789012"
 DEFAULT_WAIT_SECONDS = 30.0
 POLL_INTERVAL_SECONDS = 0.002
 KEY_FUNCTION_TIMEOUT_SECONDS = 10  # as the constructs deploy it
-# What idempotency_substitutions() creates for inline idempotent steps.
-INLINE_KEY_FUNCTION = "idempotency-key"
+INLINE_KEY_FUNCTION = "idempotency-key"  # what idempotency_substitutions() creates for inline steps
 INLINE_TABLE = "idempotency-records"
 # moto logs every failed execution with a stack trace; a failed execution is an outcome here.
 _NOISY_LOGGERS = ("moto.stepfunctions", "moto.stepfunctions.parser")
@@ -91,8 +90,7 @@ class LocalCloud:
         ``retain_executions``: keep at most this many ended executions, the oldest forgotten first
         (sfn_idempotency.local.capabilities.retention); None keeps every one, as AWS keeps them for 90 days."""
         compat.check()  # a moto whose internals moved fails here, not with a wrong result later
-        self.region = region
-        self.account = MOTO_ACCOUNT
+        self.region, self.account = region, MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
         self.api_port = api_port
         self.task_timeouts_on_clock = task_timeouts_on_clock
@@ -131,6 +129,7 @@ class LocalCloud:
         redrive.install()
         metric_filters.install()
         task_failures.install()
+        function_failures.install()
         task_deadlines.install()
         call_origins.install()
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
@@ -178,6 +177,7 @@ class LocalCloud:
             compat.redrive_clock.now = compat.state_clock.now = time.time
             compat.service_tasks.api_gateway.answer = None
             task_failures.listeners.clear()
+            function_failures.listeners.clear()
             task_deadlines.active.clock = None
             compat.execution_ends.ends.listeners.clear()
             retention.retention.keep(None)
