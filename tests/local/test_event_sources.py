@@ -293,11 +293,12 @@ def test_a_message_its_function_keeps_failing_reaches_the_dead_letter_queue_each
     # Then it was delivered again after its visibility timeout, and after its second failure moved to
     # the dead-letter queue (moto delivered it once, and it stayed in its queue for good)
     moved: list[Any] = []
-    local_cloud.wait_until(
-        lambda: bool(moved.extend(sqs.receive_message(QueueUrl=dlq).get("Messages", [])) or moved),
-        timeout=20,
-        what="the message in the dead-letter queue",
-    )
+
+    def in_the_dlq() -> bool:
+        moved.extend(sqs.receive_message(QueueUrl=dlq).get("Messages", []))
+        return bool(moved)
+
+    local_cloud.wait_until(in_the_dlq, timeout=20, what="the message in the dead-letter queue")
     assert [json.loads(message["Body"]) for message in moved] == [{"orderId": "o-1"}]
     assert "Messages" not in sqs.receive_message(QueueUrl=queue)
     # And each failed run was reported: the function, the queue, the error and its message
