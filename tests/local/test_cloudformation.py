@@ -275,6 +275,48 @@ def test_a_queue_policy_is_set_on_its_queues(local_cloud: LocalCloud):
     assert json.loads(attributes["Policy"]) == policy
 
 
+def test_a_stacks_subscriptions_deliver_as_their_attributes_say(local_cloud: LocalCloud):
+    # Given a stack whose topic has a queue subscribed raw, with a filter policy, and an e-mail address
+    resources = {
+        "Orders": {"Type": "AWS::SNS::Topic"},
+        "Placed": {"Type": "AWS::SQS::Queue"},
+        "PlacedSubscription": {
+            "Type": "AWS::SNS::Subscription",
+            "Properties": {
+                "TopicArn": {"Ref": "Orders"},
+                "Protocol": "sqs",
+                "Endpoint": {"Fn::GetAtt": ["Placed", "Arn"]},
+                "RawMessageDelivery": True,
+                "FilterPolicy": {"kind": ["order"]},
+            },
+        },
+        "OpsSubscription": {
+            "Type": "AWS::SNS::Subscription",
+            "Properties": {"TopicArn": {"Ref": "Orders"}, "Protocol": "email", "Endpoint": "ops@example.com"},
+        },
+    }
+    deployed = deploy(local_cloud, "subscriptions", resources)
+    topic, queue = deployed["Orders"], deployed["Placed"]
+
+    # When an order and something else are published
+    sns = local_cloud.client("sns")
+    for kind in ("order", "refund"):
+        sns.publish(
+            TopicArn=topic,
+            Message=f"a {kind}",
+            MessageAttributes={"kind": {"DataType": "String", "StringValue": kind}},
+        )
+
+    # Then the queue got the order alone, as it was published, and the e-mail subscription is there
+    messages = local_cloud.client("sqs").receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+    assert [message["Body"] for message in messages] == ["a order"]
+    subscribed = sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+    assert sorted((s["Protocol"], s["Endpoint"].rsplit(":", 1)[-1]) for s in subscribed) == [
+        ("email", "ops@example.com"),
+        ("sqs", queue.rsplit("/", 1)[-1]),
+    ]
+
+
 def test_a_stacks_metric_filter_counts_and_its_alarms_are_there_until_deleted(local_cloud: LocalCloud):
     # Given a stack with a log group, a metric filter on it, and two alarms (one with dimensions,
     # one on a math expression), as CDK writes them

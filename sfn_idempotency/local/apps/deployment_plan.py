@@ -47,6 +47,7 @@ DEPLOYED_TYPES = frozenset(
         "AWS::Logs::MetricFilter",
         "AWS::Logs::ResourcePolicy",
         "AWS::S3::Bucket",
+        "AWS::SNS::Subscription",
         "AWS::SNS::Topic",
         "AWS::SQS::Queue",
         "AWS::SQS::QueuePolicy",

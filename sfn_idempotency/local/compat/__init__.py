@@ -322,6 +322,8 @@ cloudformation (stacks)
       ``DefinitionSubstitutions``, type, logging, tracing and tags; updated in place unless its name
       or type changes; ``Fn::GetAtt`` ``Arn``.
   39. [L31] ``AWS::SQS::QueuePolicy`` sets its queues' ``Policy`` (moto skipped the type).
+  158. [L31] ``AWS::SNS::Subscription`` subscribes its endpoint to its topic with its attributes
+       (filter policy, raw delivery...); moto had no model, so a stack's topic delivered to nobody.
   40. [L31] A stack's table gets its TTL and point-in-time recovery, and an update changes it in
       place, items kept, unless its name or keys change (moto ignored both and could not update).
   43. [L33] A resource that fails to create fails the stack, not the CreateStack call: its event is

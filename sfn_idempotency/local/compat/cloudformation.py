@@ -295,6 +295,55 @@ def _queue_policy_model() -> type:
     )
 
 
+# -- fix 158: SNS subscriptions ----------------------------------------------------------------
+# Set in this order: a FilterPolicy is checked against the FilterPolicyScope set before it.
+_SUBSCRIPTION_ATTRIBUTES = (
+    "FilterPolicyScope",
+    "FilterPolicy",
+    "RawMessageDelivery",
+    "DeliveryPolicy",
+    "RedrivePolicy",
+    "SubscriptionRoleArn",
+)
+
+
+def _subscribe(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    from moto.sns.models import sns_backends
+
+    backend = sns_backends[account_id][region_name]
+    subscription = backend.subscribe(
+        str(properties["TopicArn"]), str(properties.get("Endpoint", "")), str(properties["Protocol"])
+    )
+    for attribute in _SUBSCRIPTION_ATTRIBUTES:
+        value = properties.get(attribute)
+        if value is not None:
+            text = json.dumps(value) if isinstance(value, dict | list) else str(value)
+            backend.set_subscription_attributes(
+                subscription.arn, attribute, text.lower() if isinstance(value, bool) else text
+            )
+
+
+def _unsubscribe(_name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
+    from moto.sns.models import sns_backends
+
+    backend = sns_backends[account_id][region_name]
+    for arn, subscription in list(backend.subscriptions.items()):
+        if (subscription.topic.arn, subscription.endpoint, subscription.protocol) == (
+            properties.get("TopicArn"),
+            properties.get("Endpoint", ""),
+            properties.get("Protocol"),
+        ):
+            backend.unsubscribe(arn)
+
+
+@cache
+def _subscription_model() -> type:
+    """``AWS::SNS::Subscription``: subscribes its endpoint to its topic, with its attributes (filter
+    policy, raw delivery...), as AWS does; deleting it unsubscribes. moto had no such model, so a
+    stack's subscriptions were skipped and a topic delivered to nobody."""
+    return resource_model("AWS::SNS::Subscription", apply=_subscribe, remove=_unsubscribe)
+
+
 # -- fix 69: metric filters -------------------------------------------------------------------
 def _put_metric_filter(name: str, properties: Mapping[str, Any], account_id: str, region_name: str) -> None:
     from moto.logs.models import logs_backends
@@ -517,6 +566,7 @@ def install_models() -> None:
     compat.apigateway) need it."""
     with _model_lock:
         _queue_policy_model()
+        _subscription_model()
         _metric_filter_model()
         _alarm_model()
         _activity_model()
