@@ -184,6 +184,30 @@ def test_env_prints_exports_a_shell_can_eval():
     }
 
 
+def test_env_gives_the_aws_cli_its_endpoint_on_the_command_line(tmp_path: Path):
+    # Given an `aws` on the PATH that says how it was called (AWS CLI v1 sends SQS to
+    # queue.amazonaws.com unless --endpoint-url is on its command line, whatever AWS_ENDPOINT_URL says)
+    (tmp_path / "aws").write_text('#!/bin/sh\necho "$@"\n')
+    (tmp_path / "aws").chmod(0o755)
+    shell = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    shell["PATH"] = f"{tmp_path}{os.pathsep}{shell['PATH']}"
+    # When a POSIX shell evaluates what `env` prints, then calls aws
+    result = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'eval "$({CLI} env --endpoint-url http://127.0.0.1:9999)" && aws sqs get-queue-url --queue-name q',
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=STOP_DEADLINE_SECONDS,
+        env=shell,
+    )
+    # Then the CLI got the endpoint as its flag, before the command
+    assert result.stdout.strip() == "--endpoint-url http://127.0.0.1:9999 sqs get-queue-url --queue-name q"
+
+
 def test_a_wrong_handler_name_names_the_handler_and_the_file(local_cloud: LocalCloud, tmp_path: Path):
     # Given code whose module has no function of the name the handler string gives
     (tmp_path / "billing").mkdir()
