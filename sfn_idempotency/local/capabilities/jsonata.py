@@ -8,6 +8,7 @@ Step Functions adds ``$partition``, ``$range``, ``$hash``, ``$random`` (with an 
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import itertools
@@ -51,12 +52,14 @@ def evaluate(expression: str) -> Any:
     expression is parsed once."""
     try:
         bindings, body = _declared_bindings(expression)
-        compiled = _compiled(body)
-        # $millis() and $now() read the time of "the current" Jsonata of the thread, which
-        # jsonata-python takes to be the one made last: a kept expression must say it is current,
-        # or they answer when another expression last ran.
-        Jsonata.CURRENT.jsonata = compiled
-        result = compiled.evaluate(None, bindings)
+        # Each evaluation on an instance of its own (a shallow copy: the parsed tree is shared),
+        # made its thread's current one. jsonata-python evaluates on the thread's current instance,
+        # which holds the evaluation's input and scope, and reads $millis() and $now() from its
+        # time; the current one was the thread's last-made expression, whose time is stale when
+        # the expression is a kept one. Never the kept instance itself: threads would share it.
+        instance = copy.copy(_compiled(body))
+        Jsonata.CURRENT.jsonata = instance
+        result = instance.evaluate(None, bindings)
         # As the JVM bridge hands results over: JSON values only (a function is not one); JSONata
         # numbers are doubles, written without a fraction when whole (as AWS prints 2, not 2.0).
         return _whole_numbers_as_int(json.loads(json.dumps(result)))
