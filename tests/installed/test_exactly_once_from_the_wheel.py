@@ -20,7 +20,7 @@ ORDER = '{"orderId": "o-7", "amount": 12}'
 EXIT_VIOLATION = 1
 # Each form a few schedules from the wheel: that it runs installed is what this tier shows; its
 # budget is test_explorer's, in the checkout.
-FORM_SCHEDULES = 8
+FORM_SCHEDULES = 3
 EXPLORE_EVERY_WORKFLOW = """
 import json, sys, tempfile
 from pathlib import Path
