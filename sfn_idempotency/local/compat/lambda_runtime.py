@@ -5,8 +5,8 @@ does not need or have.
 
 Fix 157: an SQS queue's event source mapping delivers a batch its function failed again, once the
 queue's visibility timeout has passed, until the function succeeds or the queue's redrive policy
-moves the messages to its dead-letter queue (as Lambda's poller receives them again). moto invoked the function once, when the message
-was sent, and never again, so a failing message stayed in its queue and never reached the DLQ.
+moves the messages to its dead-letter queue (as Lambda's poller receives them again). moto invoked
+the function once, when the message was sent, so a failing message stayed in its queue for good.
 """
 
 from __future__ import annotations
