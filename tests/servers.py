@@ -51,10 +51,13 @@ def clean_environment() -> dict[str, str]:
     }
 
 
-def start_server(*arguments: str, environment: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """``serve`` on a free port with ``arguments``; ``environment`` adds to the clean one."""
+def start_server(
+    *arguments: str, environment: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.Popen[str]:
+    """``serve`` on a free port with ``arguments``, run in ``cwd``; ``environment`` adds to the clean one."""
     return subprocess.Popen(
         [CLI, "serve", "--port", str(free_port()), *arguments],
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -27,6 +27,8 @@ from tests.local.conftest import (
 )
 
 ORDER = {"orderId": "o-1", "amount": 25}
+# A first run keyed by the ComputeKey Lambda
+LAMBDA_KEYED_FIRST_RUN = ["ComputeKey", "RouteByKey", "ClaimComputedKey", "Execute", "Complete"]
 
 
 def first_run_path(service: IdempotentService) -> list[str]:
@@ -88,15 +90,7 @@ def test_an_event_the_provable_key_cannot_claim_goes_through_the_key_lambda(
     first, again = service.run(order), service.run(dict(order))
 
     # Then it went through ComputeKey, claimed with the Lambda's key, and the duplicate replayed
-    assert service.flow_states(first) == [
-        "Claim",
-        "RouteByEvent",
-        "ComputeKey",
-        "RouteByKey",
-        "ClaimComputedKey",
-        "Execute",
-        "Complete",
-    ]
+    assert service.flow_states(first) == ["Claim", "RouteByEvent", *LAMBDA_KEYED_FIRST_RUN]
     assert service.flow_states(again)[-1] == "Replay"
     assert again.output == first.output
     assert service.business_runs == 1
@@ -111,13 +105,7 @@ def test_a_key_the_provable_key_can_never_compute_starts_at_the_key_lambda(make_
     first, again = service.run(ORDER), service.run(dict(ORDER))
 
     # Then the flow starts at ComputeKey, without Claim's two states, and replays as ever
-    assert service.flow_states(first) == [
-        "ComputeKey",
-        "RouteByKey",
-        "ClaimComputedKey",
-        "Execute",
-        "Complete",
-    ]
+    assert service.flow_states(first) == LAMBDA_KEYED_FIRST_RUN
     assert service.flow_states(again)[-1] == "Replay"
     assert service.business_runs == 1
 

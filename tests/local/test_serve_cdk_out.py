@@ -22,7 +22,7 @@ from botocore.config import Config
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.engine.lambdas import HandlerNotFoundError
 from tests.local.test_cdk_out import STACK, firehose_app, write_app
-from tests.servers import CLI, clean_environment, free_port, read_ready_line, start_server
+from tests.servers import CLI, read_ready_line, start_server
 
 REDEPLOY_DEADLINE_SECONDS = 30
 STOP_DEADLINE_SECONDS = 30
@@ -305,14 +305,7 @@ def test_cdk_app_synthesizes_the_app_as_cdk_synth_does_and_serves_its_assembly(t
     (project / "cdk.context.json").write_text(json.dumps({"size": 2}))
 
     # When serve is started there with --cdk-app and no command (cdk.json's app is run)
-    process = subprocess.Popen(
-        [CLI, "serve", "--port", str(free_port()), "--cdk-app", "--no-console"],
-        cwd=project,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_environment(),
-    )
+    process = start_server("--cdk-app", "--no-console", cwd=project)
     try:
         ready = read_ready_line(process)
         # Then the app ran with CDK_OUTDIR (cdk.out) and the merged context, and its stack is served
@@ -329,14 +322,7 @@ def test_cdk_app_synthesizes_the_app_as_cdk_synth_does_and_serves_its_assembly(t
 def test_cdk_app_that_fails_stops_serve_with_one_line(tmp_path: Path):
     # Given a cdk.json whose app fails; When serve synthesizes it
     (tmp_path / "cdk.json").write_text(json.dumps({"app": f"{sys.executable} -c 'raise SystemExit(3)'"}))
-    process = subprocess.Popen(
-        [CLI, "serve", "--port", str(free_port()), "--cdk-app"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=clean_environment(),
-    )
+    process = start_server("--cdk-app", cwd=tmp_path)
     _, stderr = process.communicate(timeout=STOP_DEADLINE_SECONDS)
     # Then serve stops with one line naming the app and its exit code
     assert process.returncode == 2

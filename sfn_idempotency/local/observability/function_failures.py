@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
+from sfn_idempotency.local.observability.task_failures import failure_words
 
 _LAMBDA_BACKEND = "moto.awslambda.models:LambdaBackend"
 _FUNCTION_ERROR = "x-amz-function-error"
@@ -28,10 +29,7 @@ class FunctionFailure:
 
     def line(self, limit: int = 300) -> str:
         """One line: the function, what invoked it, the error, the cause's start."""
-        cause = " ".join(self.cause.split())
-        if len(cause) > limit:
-            cause = cause[: limit - 1] + "…"
-        return f"{self.function} ({self.trigger}): {self.error or 'failed'}" + (f": {cause}" if cause else "")
+        return f"{self.function} ({self.trigger}): {failure_words(self.error, self.cause, limit)}"
 
 
 listeners: list[Callable[[FunctionFailure], None]] = []

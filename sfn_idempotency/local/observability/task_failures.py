@@ -41,11 +41,16 @@ class TaskFailure:
 
     def line(self, limit: int = 300) -> str:
         """One line: the execution's name, the state, the error, the cause's start."""
-        cause = " ".join(self.cause.split())
-        if len(cause) > limit:
-            cause = cause[: limit - 1] + "…"
         name = self.execution_arn.rsplit(":", 1)[-1] or "-"
-        return f"{name} {self.state}: {self.error or 'failed'}" + (f": {cause}" if cause else "")
+        return f"{name} {self.state}: {failure_words(self.error, self.cause, limit)}"
+
+
+def failure_words(error: str, cause: str, limit: int = 300) -> str:
+    """``error: cause`` on one line, the cause's whitespace folded and cut to ``limit`` characters."""
+    cause = " ".join(cause.split())
+    if len(cause) > limit:
+        cause = cause[: limit - 1] + "…"
+    return f"{error or 'failed'}" + (f": {cause}" if cause else "")
 
 
 listeners: list[Callable[[TaskFailure], None]] = []
