@@ -139,7 +139,9 @@ def add_parser(commands: Any) -> None:
         "--parameter-overrides", nargs="+", default=[], metavar="KEY=VALUE", help="the template's parameters"
     )
     app.add_argument(
-        "--state-machine", metavar="LOGICAL_ID", help="which state machine (default: the app's only one)"
+        "--state-machine",
+        metavar="NAME",
+        help="which state machine, by construct path, logical id, name or ARN (default: the app's only one)",
     )
     group = command.add_argument_group("exploration")
     group.add_argument("--schedules", type=positive_int, default=None, help="how many (default: 200)")
@@ -161,10 +163,9 @@ def run(arguments: argparse.Namespace) -> int:
     from sfn_idempotency.local.explorer.report import dumps
 
     warnings.showwarning = one_line_warning
-    # With --json, stdout is the JSON alone: what the handlers print goes to stderr (their log).
-    printed_to = contextlib.redirect_stdout(sys.stderr) if arguments.json else contextlib.nullcontext()
+    # stdout is the report alone (text or JSON): what the handlers print goes to stderr (their log).
     try:
-        with printed_to:
+        with contextlib.redirect_stdout(sys.stderr):
             report = run_check(
                 CheckRequest(
                     app=_app_to_check(arguments),

@@ -265,3 +265,32 @@ def test_deploying_the_app_needs_no_cdk_library(served: Served, user_env: UserEn
     count, imported = result.stdout.strip().split(" ", 1)
     assert int(count) == len(served.resources)
     assert imported == "[]"
+
+
+def test_the_apps_payments_machine_checks_clean_as_the_guide_runs_check(
+    cdk_out: Path, user_env: UserEnvironment
+):
+    # Given the app synthesized (its key Lambda deployed from the app's own asset, as on AWS)
+    # When the guide's check runs on its payments machine, named as the refusal lists it, with no --watch
+    result = user_env.run(
+        [
+            str(user_env.bin / "sfn-idempotency"),
+            "check",
+            "--cdk-out",
+            str(cdk_out),
+            "--state-machine",
+            f"{STACK}/Payments/StateMachine",
+            "--request",
+            '{"paymentId": "p-1", "amount": 10}',
+            "--schedules",
+            "20",
+        ],
+        check=False,
+    )
+    # Then every schedule passed, Charge watched and the key Lambda not (before, schedule 7 found
+    # "two runs took effect" on Charge: a redriven claim made on the asset's clock, taken over by a
+    # Claim on the engine's clock after the explorer moved it past a lease)
+    assert result.returncode == 0, result.stdout + result.stderr[-3000:]
+    assert "PASSED, 20 schedules" in result.stdout
+    assert "ChargeEC431097" in result.stdout
+    assert "ComputeKey" not in result.stdout

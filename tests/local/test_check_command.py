@@ -254,8 +254,8 @@ def test_check_of_an_app_watches_the_functions_its_machine_calls_and_names_what_
     # When it is checked without saying which machine, then the refusal lists them
     assert main(["check", "--template", str(app), "--request", ORDER]) == EXIT_BAD_INPUT
     refusal = capsys.readouterr().err
-    assert "the app has 2 state machines: name one with --state-machine LOGICAL_ID" in refusal
-    # And each name it lists is taken (the stack's name, a slash, the logical id)
+    assert "the app has 2 state machines: name one with --state-machine (" in refusal
+    # And each name it lists is taken (a SAM app's: the stack's name, a slash, the logical id)
     (listed,) = re.findall(r"[\w-]+/Orders", refusal)
     assert main(
         ["check", "--template", str(app), "--state-machine", listed, "--request", ORDER, "--schedules", "1"]
@@ -310,12 +310,15 @@ def test_check_explores_a_cdk_app_s_state_machine_from_its_cloud_assembly(
 ):
     # Given a synthesized CDK app (a Python function from an asset, a table, a machine calling both)
     assembly = write_cdk_app(tmp_path / "cdk.out")
-    # When it is checked from its cloud assembly, its function watched by its construct path
+    # When it is checked from its cloud assembly, its machine named by its construct path with the
+    # stack (as the refusal lists a CDK app's machines) and its function by its path below the stack
     code = main(
         [
             "check",
             "--cdk-out",
             str(assembly),
+            "--state-machine",
+            "Shop/Checkout",
             "--watch",
             "Charge",
             "--request",
@@ -396,8 +399,9 @@ def pay_definition(folder: Path) -> Path:
     return definition
 
 
-def test_check_json_is_the_json_alone_when_a_handler_prints(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("as_json", [True, False])
+def test_check_s_stdout_is_the_report_alone_when_a_handler_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], as_json: bool
 ):
     # Given a payment handler that prints, as handlers log
     (tmp_path / "noisy.py").write_text(
@@ -405,7 +409,7 @@ def test_check_json_is_the_json_alone_when_a_handler_prints(
         encoding="utf-8",
     )
     definition = pay_definition(tmp_path)
-    # When it is checked with --json
+    # When it is checked, as text or with --json
     code = main(
         [
             "check",
@@ -418,13 +422,17 @@ def test_check_json_is_the_json_alone_when_a_handler_prints(
             ORDER,
             "--schedules",
             "3",
-            "--json",
+            *(["--json"] if as_json else []),
         ]
     )
-    # Then stdout parses as the report, and what the handler printed is on stderr
+    # Then stdout is the report (it parses as JSON when asked), and what the handler printed is on
+    # stderr: `check > report.txt` keeps the report alone
     captured = capsys.readouterr()
     assert code == EXIT_VIOLATION
-    assert json.loads(captured.out)["counterexample"] is not None
+    if as_json:
+        assert json.loads(captured.out)["counterexample"] is not None
+    else:
+        assert captured.out.startswith("pay-asl: FAILED"), captured.out
     assert "charging" in captured.err
     assert "charging" not in captured.out
 

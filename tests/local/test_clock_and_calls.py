@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER, LAMBDAS_DIR
 from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.controls.call_origins import calling_execution
 from sfn_idempotency.local.controls.faults import FunctionFailure
@@ -70,6 +71,42 @@ def _python_zip(source: str) -> bytes:
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("app.py", source)
     return buffer.getvalue()
+
+
+def _key_lambda_asset() -> bytes:
+    """The key Lambda's package as an app's asset carries it (a cdk.out zip, a SAM CodeUri)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for source in sorted((LAMBDAS_DIR / "compute_key").glob("*.py")):
+            archive.write(source, f"compute_key/{source.name}")
+    return buffer.getvalue()
+
+
+def test_an_apps_own_copy_of_the_key_lambda_reads_the_engine_s_clock(local_cloud: LocalCloud):
+    # Given the key Lambda deployed from an app's own asset, and the engine's clock moved an hour on
+    # (as the explorer moves it past a lease)
+    role = local_cloud.client("iam").create_role(RoleName="keys", AssumeRolePolicyDocument="{}")
+    local_cloud.client("lambda").create_function(
+        FunctionName="keys",
+        Runtime="python3.13",
+        Role=role["Role"]["Arn"],
+        Handler=COMPUTE_KEY_HANDLER,
+        Code={"ZipFile": _key_lambda_asset()},
+        Environment={
+            "Variables": {"IDEMPOTENCY_KEY_PREFIX": "orders", "IDEMPOTENCY_EVENT_KEY_JMESPATH": "orderId"}
+        },
+    )
+    local_cloud.clock.advance(3600)
+
+    # When it computes a key
+    answer = local_cloud.client("lambda").invoke(
+        FunctionName="keys", Payload=json.dumps({"event": {"orderId": "o-1"}})
+    )
+
+    # Then its clock values are the engine's, as a Claim's $$.State.EnteredTime is: two clocks would
+    # judge one lease twice (a provable Claim took over this copy's claim while its step still ran)
+    now_ms = json.loads(answer["Payload"].read())["idempotency"]["nowMs"]
+    assert abs(now_ms - local_cloud.clock.now_ms()) < 60_000
 
 
 def test_function_faults_and_wrappers_reach_functions_deployed_through_the_lambda_api(

@@ -15,7 +15,12 @@ import jmespath
 from jsonpath_ng.ext.parser import parse as jsonpath_parse
 
 from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER
-from sfn_idempotency.local.apps.deployed import CloudAssemblyError, DeployedStack, DeploymentError
+from sfn_idempotency.local.apps.deployed import (
+    CloudAssemblyError,
+    DeployedResource,
+    DeployedStack,
+    DeploymentError,
+)
 from sfn_idempotency.local.apps.sam_templates import TemplateError
 from sfn_idempotency.local.engine.cloud import EngineError, LocalCloud
 from sfn_idempotency.local.engine.lambdas import cold_start
@@ -249,35 +254,30 @@ def _is_the_key_lambda(cloud: LocalCloud, function: str) -> bool:
 
 
 def _state_machine(stacks: Sequence[DeployedStack], wanted: str | None) -> str:
-    machines = {
-        f"{stack.name}/{logical_id}": resource
+    names = {
+        arn: _machine_names(stack.name, logical_id, resource)
         for stack in stacks
         for logical_id, resource in stack.resources.items()
-        if resource.resource_type == _MACHINE_TYPE and resource.arn
+        if resource.resource_type == _MACHINE_TYPE and (arn := resource.arn)
     }
+    listed = ", ".join(each[0] for each in names.values()) or "none"
     if wanted is not None:
-        # Any name the refusal lists (stack/logical id), a logical id, a construct path, the name
-        if wanted in machines and machines[wanted].arn:
-            return str(machines[wanted].arn)
-        for stack in stacks:
-            with contextlib.suppress(KeyError):
-                found = stack.resource(wanted)
-                if found.resource_type == _MACHINE_TYPE and found.arn:
-                    return found.arn
-        for resource in machines.values():
-            if wanted in (resource.physical_id, resource.arn):
-                return str(resource.arn)
-        raise CheckError(
-            f"--state-machine {wanted}: not a state machine of the app ({', '.join(machines) or 'none'})"
-        )
-    if len(machines) != 1:
-        raise CheckError(
-            f"the app has {len(machines)} state machines: name one with --state-machine LOGICAL_ID "
-            f"({', '.join(machines) or 'none'})"
-        )
-    arn = next(iter(machines.values())).arn
-    assert arn is not None
-    return arn
+        found = [arn for arn, each in names.items() if wanted in each]
+        if len(found) != 1:
+            raise CheckError(f"--state-machine {wanted}: not a state machine of the app ({listed})")
+        return found[0]
+    if len(names) != 1:
+        raise CheckError(f"the app has {len(names)} state machines: name one with --state-machine ({listed})")
+    return next(iter(names))
+
+
+def _machine_names(stack: str, logical_id: str, resource: DeployedResource) -> tuple[str, ...]:
+    """Every name a user may give a machine, the one its refusal lists first: a CDK construct's
+    path (``cdk ls`` style, with its stack, and below it), else ``stack/logical id``; the logical
+    id; the physical name; the ARN."""
+    path = (resource.path or "").removesuffix("/Resource")
+    by_path = (path, path.removeprefix(f"{stack}/")) if path else ()
+    return (*by_path, f"{stack}/{logical_id}", logical_id, resource.physical_id, str(resource.arn))
 
 
 def _watched(stacks: Sequence[DeployedStack], name: str, states: set[str]) -> str:

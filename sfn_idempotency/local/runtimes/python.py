@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER
+from sfn_idempotency.lambdas.compute_key import clock as engine_key_clock
 from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.engine.lambdas import (
     Handler,
@@ -66,7 +68,30 @@ def _handler(function: Any, folder: Path) -> Handler:
                 if str(path) not in sys.path:
                     sys.path.append(str(path))
             handler = _handlers[folder] = cold_start(folder, function.handler, environment(function))
+            if function.handler == COMPUTE_KEY_HANDLER:
+                _on_the_engine_clock(handler)
     return handler
+
+
+class _EngineKeyClock:
+    """The time the engine's own key Lambda reads when it is asked: a LocalCloud's clock while one
+    runs (the one ``$$.State.EnteredTime`` follows), else the system's."""
+
+    def now_ms(self) -> int:
+        return int(engine_key_clock.current().now_ms())
+
+
+def _on_the_engine_clock(handler: Handler) -> None:
+    """Make an app's own copy of sfn-idempotency's key Lambda (a cdk.out asset, a SAM CodeUri) read
+    the engine's clock. Its ``clock`` module is a copy too, on the system's time: after a test or
+    the explorer moved the engine's clock past a lease, a Claim (on the engine's clock) would find
+    a claim this copy made already expired and take it over while its business step still ran."""
+    package = handler.__module__.rpartition(".")[0]
+    clock_module = sys.modules.get(f"{package}.clock")
+    if clock_module is not None and clock_module is not engine_key_clock:
+        install = getattr(clock_module, "install", None)
+        if callable(install):
+            install(_EngineKeyClock())
 
 
 def environment(function: Any) -> dict[str, str]:
