@@ -392,3 +392,32 @@ def test_a_python_function_newer_than_the_engine_s_python_says_why_it_did_not_lo
     assert [str(w.message).split(":")[0] for w in warned] == [
         f"greet declares python3.13 and could not be loaded on the engine's Python {sys.version.split()[0]}"
     ]
+
+
+def test_a_function_s_own_error_at_cold_start_is_not_blamed_on_the_python_version(local_cloud: LocalCloud):
+    # Given a function declared for another Python whose module raises an exception of its own as it
+    # is imported (a configuration check at cold start)
+    code = io.BytesIO()
+    with zipfile.ZipFile(code, "w") as archive:
+        archive.writestr(
+            "app.py",
+            "class ConfigurationError(Exception):\n    pass\n\n"
+            "raise ConfigurationError('TABLE_NAME is not set')\n",
+        )
+    lambda_client = local_cloud.client("lambda")
+    role = local_cloud.client("iam").create_role(RoleName="fn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    other_python = "python3.9" if sys.version_info >= (3, 10) else "python3.13"
+    lambda_client.create_function(
+        FunctionName="configured",
+        Runtime=other_python,
+        Role=role,
+        Handler="app.handler",
+        Code={"ZipFile": code.getvalue()},
+    )
+    # When it is invoked
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PythonVersionWarning)
+        answer = lambda_client.invoke(FunctionName="configured", Payload=b"{}")
+    # Then it answered its own error, and no line blamed the Python it runs on
+    payload = json.loads(answer["Payload"].read())
+    assert (payload["errorType"], payload["errorMessage"]) == ("ConfigurationError", "TABLE_NAME is not set")

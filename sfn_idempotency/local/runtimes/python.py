@@ -178,10 +178,13 @@ _warned: set[str] = set()
 def _warn_of_version(function: Any, error: Exception) -> None:
     """Python functions run in the engine's own process, on its Python: a function declared for
     another one (``python3.13``, newer syntax) may fail to load where Lambda's runtime loads it.
-    That failure is the function's ``Runtime.ImportModuleError``, and once a line that says why."""
+    That failure is the function's ``Runtime.ImportModuleError``, and once a line that says why.
+    An exception of a class of its own (a configuration check at cold start) is its own, whatever
+    Python it runs on: no line then."""
     declared = str(function.run_time)
     running = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    if declared != running and function.function_arn not in _warned:
+    python_s_own = type(error).__module__ == "builtins"
+    if declared != running and python_s_own and function.function_arn not in _warned:
         _warned.add(function.function_arn)
         warnings.warn(
             f"{function.function_name} declares {declared} and could not be loaded on the engine's "
