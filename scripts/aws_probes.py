@@ -85,23 +85,30 @@ _RETRIED_TASK = {
 }
 
 
-def _across_task_retries(sfn: Any, role_arn: str) -> Any:
-    """What each attempt of the retried Task evaluated: Claim's clock and token must not move."""
+def _history(sfn: Any, role_arn: str, definition: dict[str, Any], given: str) -> list[dict[str, Any]] | str:
+    """The events of one execution of ``definition`` on ``given``, its machine deleted after."""
     machine = sfn.create_state_machine(
         name=f"sfn-idempotency-probe-{uuid.uuid4().hex[:12]}",
-        definition=json.dumps(_RETRIED_TASK),
+        definition=json.dumps(definition),
         roleArn=role_arn,
     )["stateMachineArn"]
     try:
-        execution = sfn.start_execution(stateMachineArn=machine, input="{}")["executionArn"]
+        execution = sfn.start_execution(stateMachineArn=machine, input=given)["executionArn"]
         deadline = time.monotonic() + EXECUTION_DEADLINE_SECONDS
         while sfn.describe_execution(executionArn=execution)["status"] == "RUNNING":
             if time.monotonic() > deadline:
                 return "still running"
             time.sleep(POLL_SECONDS)
-        events = sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"]
+        return list(sfn.get_execution_history(executionArn=execution, maxResults=1000)["events"])
     finally:
         sfn.delete_state_machine(stateMachineArn=machine)
+
+
+def _across_task_retries(sfn: Any, role_arn: str) -> Any:
+    """What each attempt of the retried Task evaluated: Claim's clock and token must not move."""
+    events = _history(sfn, role_arn, _RETRIED_TASK, "{}")
+    if isinstance(events, str):
+        return events
     attempts = [
         json.loads(event["taskScheduledEventDetails"]["parameters"])["Payload"]
         for event in events
@@ -113,6 +120,31 @@ def _across_task_retries(sfn: Any, role_arn: str) -> Any:
         "$millis() anew": len({attempt["millis"] for attempt in attempts}) == len(attempts),
         "$uuid() anew": len({attempt["uuid"] for attempt in attempts}) == len(attempts),
     }
+
+
+# A wrapped JSONPath step's KeepEvent: its input kept in a variable, read back by a later state's
+# InputPath and by a Parameters field, as its business call and key Lambda read it.
+_KEPT_IN_A_VARIABLE = {
+    "StartAt": "KeepEvent",
+    "States": {
+        "KeepEvent": {"Type": "Pass", "Assign": {"kept.$": "$"}, "Next": "Read"},
+        "Read": {
+            "Type": "Pass",
+            "InputPath": "$kept",
+            "Parameters": {"event.$": "$", "again.$": "$kept"},
+            "End": True,
+        },
+    },
+}
+
+
+def _read_back_from_a_variable(sfn: Any, role_arn: str) -> Any:
+    """The execution's output text: numbers as the input wrote them, or as JSONata writes them."""
+    events = _history(sfn, role_arn, _KEPT_IN_A_VARIABLE, '{"amount": 5.0}')
+    if isinstance(events, str):
+        return events
+    (succeeded,) = [event for event in events if event["type"] == "ExecutionSucceeded"]
+    return json.loads(succeeded["executionSucceededEventDetails"]["output"], parse_float=str)
 
 
 PROBES = (
@@ -153,6 +185,11 @@ PROBES = (
         {"attempts": 3, "EnteredTime the same": True, "$millis() anew": True, "$uuid() anew": True},
     ),
     Probe("a JSONata state in a JSONPath machine is valid", _validates(_JSONATA_CLAIM_IN_JSONPATH), "OK"),
+    Probe(
+        "a JSONPath state reads a variable's number as it was assigned (5.0 stays 5.0)",
+        _read_back_from_a_variable,
+        {"event": {"amount": "5.0"}, "again": {"amount": "5.0"}},
+    ),
 )
 
 

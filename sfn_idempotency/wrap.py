@@ -17,14 +17,12 @@ A Task of JSONata (a JSONata machine, or a JSONata state) gets the flow of
 statemachines/idempotency.jsonata.asl.json, and no Result state: a JSONata Parallel unwraps its own
 result (``Output: $states.result[0]``), and the Task's ``Output`` applies inside, once.
 
-The key Lambda's settings travel in the ComputeKey payload: one key Lambda serves every wrapped step.
-A JSONata step claims by the provable key first, its settings written into its Claim, as the
-standalone flow does; a JSONPath step starts at ComputeKey (flow.provable_key says why).
+The branch's flow is flow.step_flows': one key Lambda serves every wrapped step, each step's settings
+in its ComputeKey payload, and where they are provable in its Claim.
 """
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import re
@@ -32,17 +30,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from sfn_idempotency.flow.definitions import (
-    BUSINESS_STATES,
-    EXECUTE_STATE,
     RECORD_VARIABLE,
     RESULT_VARIABLE,
     DefinitionError,
-    with_business_step,
     with_lease,
 )
-from sfn_idempotency.flow.provable_key import LAMBDA_KEYED_START, with_provable_key, without_provable_key
-from sfn_idempotency.flow.redrive_fence import fence_jsonata, read_run_as_first
+from sfn_idempotency.flow.redrive_fence import read_run_as_first
 from sfn_idempotency.flow.resources import IDEMPOTENCY_FLOWS
+from sfn_idempotency.flow.step_flows import (
+    CLAIM_RUN_VARIABLE,
+    EVENT_VARIABLE,
+    KEEP_EVENT_STATE,
+    StepFlowError,
+    jsonata_flow,
+    jsonpath_flow,
+)
+
+# The placeholders a wrapped definition needs, part of this module's API: a template fills them.
+from sfn_idempotency.flow.step_flows import (
+    KEY_FUNCTION_PLACEHOLDER as KEY_FUNCTION_PLACEHOLDER,
+)
+from sfn_idempotency.flow.step_flows import (
+    TABLE_PLACEHOLDER as TABLE_PLACEHOLDER,
+)
 from sfn_idempotency.flow.wrapped_steps import (
     all_state_names,
     enclosing_wrapped_step,
@@ -70,18 +80,11 @@ from sfn_idempotency.replays import (
     with_replay_options,
 )
 
-# The placeholders a wrapped definition needs: one key Lambda and one table for every wrapped step.
-KEY_FUNCTION_PLACEHOLDER = "IdempotencyKeyFunctionArn"
-TABLE_PLACEHOLDER = "IdempotencyTableName"
 RESULT_STATE = "Result"
 SEPARATOR = "."
 MAX_STATE_NAME_LENGTH = 80  # Amazon States Language
 MAX_VARIABLE_NAME_LENGTH = 80  # Step Functions workflow variables
 DEFAULT_TIMEOUT_SECONDS = 60
-COMPUTE_KEY_STATE = LAMBDA_KEYED_START
-RECOMPUTE_KEY_STATE = "RecomputeKey"  # ComputeKey again, after the redrive fence answered
-KEY_FUNCTION_IN_FLOW = "${ComputeKeyFunctionArn}"
-CLAIM_RUN_VARIABLE = "sfnIdempotencyClaimRun"  # the run that made the claim: the redrive fence's
 # What a parent's Retry or Catch can name; a Retry naming one of them belongs to the whole step
 # (retrying it computes the key again and may replay), the others to the business call.
 IDEMPOTENCY_ERRORS = frozenset(
@@ -122,9 +125,7 @@ JSONATA_FLOW_VARIABLES = (
     CLAIM_RUN_VARIABLE,
 )
 # The JSONPath flow's own workflow variables (the step's result variable besides).
-JSONPATH_FLOW_VARIABLES = (CLAIM_RUN_VARIABLE, RESULT_VARIABLE, RECORD_VARIABLE)
-# The key Lambda logs each key with the execution that asked for it: an outcome's key is findable.
-EXECUTION_SELECTOR = {"execution.$": "$$.Execution.Id"}
+JSONPATH_FLOW_VARIABLES = (CLAIM_RUN_VARIABLE, RESULT_VARIABLE, RECORD_VARIABLE, EVENT_VARIABLE)
 INNER_MARKER = "marker"  # the marker's field in the flow's envelope, inside the step's branch
 
 
@@ -400,103 +401,18 @@ def _flow(
 ) -> dict[str, Any]:
     """The idempotency flow with ``task`` as its business step, ``settings`` in its ComputeKey and
     ``replay``'s marker and hook."""
-    flow = _jsonata_flow(task, settings) if query_language == JSONATA else _jsonpath_flow(task, settings)
+    _, inner_retry = _split_retry(task.get("Retry", []))
+    build = jsonata_flow if query_language == JSONATA else jsonpath_flow
+    try:
+        flow = build(task, settings, inner_retry)
+    except StepFlowError as error:
+        raise WrapError(str(error)) from None
     flow = with_replay_options(flow, replay, query_language)
     for state in flow["States"].values():
         arguments = state.get("Arguments", state.get("Parameters"))
         if isinstance(arguments, dict) and "TableName" in arguments:
             arguments["TableName"] = f"${{{TABLE_PLACEHOLDER}}}"
     return flow
-
-
-def _jsonata_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
-    """The JSONata flow: its states pass the Task's input through to the business state, where the
-    Task's own Arguments and Output run unchanged (``$states.input`` is what the Task would see)."""
-    _, inner_retry = _split_retry(task.get("Retry", []))
-    flow = with_provable_key(json.loads(IDEMPOTENCY_FLOWS[JSONATA].read_text(encoding="utf-8")), settings)
-    states = flow["States"]
-    flow_execute = copy.deepcopy(states[EXECUTE_STATE])
-    for name in BUSINESS_STATES:
-        business = states[name]
-        for field in ("Arguments", "Output", "Retry"):
-            business.pop(field, None)
-        business["Resource"] = task["Resource"]
-        business.update(
-            {
-                field: copy.deepcopy(task[field])
-                for field in ("Arguments", "Output", "HeartbeatSeconds", "Credentials")
-                if field in task
-            }
-        )
-        if inner_retry:
-            business["Retry"] = inner_retry
-        business["TimeoutSeconds"] = settings.timeout_seconds
-    fence_jsonata(states[EXECUTE_STATE], flow_execute)
-    for name in (COMPUTE_KEY_STATE, RECOMPUTE_KEY_STATE):
-        states[name]["Arguments"] = {
-            "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-            "Payload": {
-                "event": "{% $states.input %}",
-                "execution": "{% $states.context.Execution.Id %}",
-                "settings": settings.to_environment(),
-            },
-        }
-    return _with_the_step_s_key_function(flow)
-
-
-def _jsonpath_flow(task: dict[str, Any], settings: IdempotencySettings) -> dict[str, Any]:
-    _, inner_retry = _split_retry(task.get("Retry", []))
-    business: dict[str, Any] = {
-        field: task[field] for field in ("Resource", "Parameters", "ResultSelector") if field in task
-    }
-    try:
-        flow: dict[str, Any] = json.loads(
-            with_business_step(
-                IDEMPOTENCY_FLOWS[JSONPATH].read_text(encoding="utf-8"),
-                business,
-                # The business call sees what the plain Task would have: the event, after its InputPath.
-                input_path="$.event",
-                extra_fields={
-                    field: task[field] for field in ("HeartbeatSeconds", "Credentials") if field in task
-                },
-            )
-        )
-    except DefinitionError as error:
-        raise WrapError(str(error)) from None
-    states = without_provable_key(flow)["States"]
-    for name in BUSINESS_STATES:
-        business_state = states[name]
-        # The Task's own Retry, and no other (the flow's default is for a Lambda).
-        business_state.pop("Retry", None)
-        if inner_retry:
-            business_state["Retry"] = inner_retry
-        # A *Path field reads the effective input, which is now the event: the timeout is fixed here.
-        del business_state["TimeoutSecondsPath"]
-        business_state["TimeoutSeconds"] = settings.timeout_seconds
-    states[COMPUTE_KEY_STATE]["Parameters"] = {
-        "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-        "Payload": {**_event_selector(task), **EXECUTION_SELECTOR, "settings": settings.to_environment()},
-    }
-    # After the fence: the business call's input (its InputPath applied) is the flow's $.event.
-    states[RECOMPUTE_KEY_STATE]["Parameters"] = {
-        "FunctionName": f"${{{KEY_FUNCTION_PLACEHOLDER}}}",
-        "Payload": {"event.$": "$.event", **EXECUTION_SELECTOR, "settings": settings.to_environment()},
-    }
-    return _with_the_step_s_key_function(flow)
-
-
-def _with_the_step_s_key_function(flow: dict[str, Any]) -> dict[str, Any]:
-    """The fence calls the key Lambda too: the shared one of every wrapped step."""
-    text = json.dumps(flow).replace(KEY_FUNCTION_IN_FLOW, f"${{{KEY_FUNCTION_PLACEHOLDER}}}")
-    return json.loads(text)  # type: ignore[no-any-return]
-
-
-def _event_selector(task: dict[str, Any]) -> dict[str, Any]:
-    """The ComputeKey payload's event: the Task's effective input (its InputPath applied)."""
-    input_path = task.get("InputPath", "$")
-    if input_path is None:  # "InputPath": null makes the effective input {}
-        return {"event": {}}
-    return {"event.$": input_path}
 
 
 def _split_retry(retriers: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -585,4 +501,5 @@ def _refuse_collisions(document: dict[str, Any], state_name: str, step: StepSett
 
 
 def _flow_state_names(query_language: str) -> list[str]:
-    return list(json.loads(IDEMPOTENCY_FLOWS[query_language].read_text(encoding="utf-8"))["States"])
+    names = list(json.loads(IDEMPOTENCY_FLOWS[query_language].read_text(encoding="utf-8"))["States"])
+    return [*names, KEEP_EVENT_STATE] if query_language == JSONPATH else names

@@ -257,10 +257,8 @@ def written_in(definition: str, settings: IdempotencySettings) -> str:
 
 
 def without_provable_key(flow: dict[str, Any]) -> dict[str, Any]:
-    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: a wrapped JSONPath
-    step's. Through a JSONata Claim an event the Lambda then keys would have its numbers written as
-    JSONata writes them (5.0 as 5), with no other copy of it (the standalone flow reads the
-    execution's input), and the key would no longer be Powertools' for the event as sent."""
+    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: where its settings
+    can never be proven, Claim and RouteByEvent would only add two states to every run."""
     for name in PROVABLE_KEY_STATES:
         del flow["States"][name]
     flow["StartAt"] = LAMBDA_KEYED_START

@@ -103,20 +103,19 @@ def query_language() -> str:
 FLAVOURS = ["JSONPath", "JSONata"]
 
 
-def claims_by_provable_key(service: IdempotentService) -> bool:
-    """The standalone flow and a wrapped JSONata step claim by the provable key; a wrapped JSONPath
-    step's key is always the key Lambda's."""
-    return not service.inline or service.query_language == "JSONata"
+def keeps_its_event(service: IdempotentService) -> bool:
+    """A wrapped JSONPath step keeps its input as it came (KeepEvent) before its JSONata Claim."""
+    return service.inline and service.query_language == "JSONPath"
 
 
 def claim_path(service: IdempotentService) -> list[str]:
-    """The states of a first claim: Claim, by the provable key; or the key Lambda, then its claim."""
-    return ["Claim"] if claims_by_provable_key(service) else ["ComputeKey", "RouteByKey", "ClaimComputedKey"]
+    """The states of a first claim, by the provable key."""
+    return ["KeepEvent", "Claim"] if keeps_its_event(service) else ["Claim"]
 
 
 def keyless_path(service: IdempotentService) -> list[str]:
     """The states before a run without a record (no key, or disabled)."""
-    return ["Claim", "RouteByEvent"] if claims_by_provable_key(service) else ["ComputeKey", "RouteByKey"]
+    return [*claim_path(service), "RouteByEvent"]
 
 
 @pytest.fixture

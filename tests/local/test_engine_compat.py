@@ -1164,6 +1164,28 @@ def test_a_variables_missing_member_is_absent_in_a_jsonpath_state(local_cloud: L
     )
 
 
+def test_a_jsonpath_state_reads_a_variable_s_numbers_as_they_were_assigned(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # A JSONPath state reads a variable as JSONPath reads a path, from the value as assigned (fix
+    # 159): moto read it as JSONata, which writes 5.0 as 5
+    states = {
+        "Keep": {"Type": "Pass", "Assign": {"kept.$": "$"}, "Next": "Read"},
+        "Read": {
+            "Type": "Pass",
+            "InputPath": "$kept",
+            "Parameters": {"whole.$": "$kept", "amount.$": "$kept.amount", "also.$": "$.amount"},
+            "End": True,
+        },
+    }
+
+    # Given an input written with 5.0, When a state reads it back from a variable
+    result = local_cloud.run(deploy(local_cloud, tmp_path, states, "Keep"), {"amount": 5.0})
+
+    # Then every read is 5.0, as the input wrote it
+    assert result.output_json == '{"whole":{"amount":5.0},"amount":5.0,"also":5.0}'
+
+
 def test_variables_assigned_in_one_state_are_read_by_later_ones(local_cloud: LocalCloud):
     # AWS: a JSONPath state reads a variable in any path field but ResultPath; Pass's `$` in Assign
     # is its result; an Assign's expressions see the values at state entry

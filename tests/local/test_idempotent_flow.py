@@ -20,7 +20,6 @@ from tests.local.conftest import (
     Gate,
     ServiceFactory,
     claim_path,
-    claims_by_provable_key,
     item_values,
     keyless_path,
     put_crashed_claim,
@@ -66,8 +65,7 @@ def test_first_run_places_the_order_and_completes_the_record(idempotent_service:
     assert idempotent_service.business_runs == 1
     assert idempotent_service.flow_states(result) == first_run_path(idempotent_service)
     # And the provable key called no key Lambda: the business step is the only one
-    key_lambda_calls = idempotent_service.cloud.lambdas.invocations(idempotent_service.compute_key_function)
-    assert key_lambda_calls == (0 if claims_by_provable_key(idempotent_service) else 1)
+    assert idempotent_service.cloud.lambdas.invocations(idempotent_service.compute_key_function) == 0
     record = idempotent_service.record_for(ORDER)
     assert record["status"] == {"S": "COMPLETED"}
     assert json.loads(record["data"]["S"]) == result.output
@@ -81,16 +79,14 @@ def test_first_run_places_the_order_and_completes_the_record(idempotent_service:
 def test_an_event_the_provable_key_cannot_claim_goes_through_the_key_lambda(
     make_service: ServiceFactory, order: dict[str, Any]
 ):
-    # Given a flow that claims by the provable key (a wrapped JSONPath step's key is always the Lambda's)
+    # Given a flow that claims by the provable key
     service = make_service()
-    if not claims_by_provable_key(service):
-        pytest.skip("a wrapped JSONPath step's key is always the key Lambda's")
 
     # When an order the provable key cannot claim runs, then again
     first, again = service.run(order), service.run(dict(order))
 
     # Then it went through ComputeKey, claimed with the Lambda's key, and the duplicate replayed
-    assert service.flow_states(first) == ["Claim", "RouteByEvent", *LAMBDA_KEYED_FIRST_RUN]
+    assert service.flow_states(first) == [*claim_path(service), "RouteByEvent", *LAMBDA_KEYED_FIRST_RUN]
     assert service.flow_states(again)[-1] == "Replay"
     assert again.output == first.output
     assert service.business_runs == 1
@@ -361,8 +357,7 @@ def test_no_key_fails_when_a_key_is_required(make_service: ServiceFactory):
     assert result.error == "IdempotencyKeyError"
     assert "No data found to create a hashed idempotency key" in result.cause
     # (the provable key leaves a required key to the Lambda, which names the error)
-    expected = ["Claim", "RouteByEvent", "ComputeKey"] if claims_by_provable_key(service) else ["ComputeKey"]
-    assert service.flow_states(result) == expected
+    assert service.flow_states(result) == [*keyless_path(service), "ComputeKey"]
     assert service.business_runs == 0
     assert service.records() == []
 

@@ -4,6 +4,7 @@ errors are what the issue promises."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -176,11 +177,11 @@ def steps(states: list[str]) -> list[str]:
 
 
 def claimed(language: str) -> list[str]:
-    """The states of a step's first claim: a JSONata step's Claim, by the provable key; a JSONPath
-    step's key Lambda, then its claim."""
+    """The states of a step's first claim, by the provable key: a JSONata step's Claim; a JSONPath
+    step keeps its input as it came first (Claim is JSONata, which writes numbers its own way)."""
     if language == "JSONata":
         return ["PlaceOrder.Claim"]
-    return ["PlaceOrder.ComputeKey", "PlaceOrder.RouteByKey", "PlaceOrder.ClaimComputedKey"]
+    return ["PlaceOrder.KeepEvent", "PlaceOrder.Claim"]
 
 
 def first_path(language: str) -> list[str]:
@@ -206,9 +207,8 @@ def test_first_run_leaves_the_parent_state_as_the_plain_task_would(user_workflow
     assert result.output["placed"]["status"] == "PLACED"
     assert steps(result.states) == first_path(user_workflow.language)
     assert user_workflow.business_runs == 1
-    # And a JSONata step called no key Lambda (its key is provable: a field of printable ASCII)
-    key_lambda_calls = user_workflow.cloud.lambdas.invocations(INLINE_KEY_FUNCTION)
-    assert key_lambda_calls == (0 if user_workflow.language == "JSONata" else 1)
+    # And no key Lambda was called (the key is provable: a field of printable ASCII)
+    assert user_workflow.cloud.lambdas.invocations(INLINE_KEY_FUNCTION) == 0
     (record,) = user_workflow.records()
     assert record["status"] == "COMPLETED"
     assert json.loads(record["data"]) == {"confirmation": result.output["placed"]}
@@ -310,10 +310,54 @@ def test_no_key_runs_the_task_without_a_record(local_cloud, workflow_type, langu
     ] * 2
     keyless = ["PlaceOrder.Claim", "PlaceOrder.RouteByEvent"]
     if language == "JSONPath":
-        keyless = ["PlaceOrder.ComputeKey", "PlaceOrder.RouteByKey"]
+        keyless = ["PlaceOrder.KeepEvent", *keyless]
     assert steps(results[0].states)[2:] == [*keyless, "PlaceOrder.ExecuteWithoutRecord", "Confirm"]
     assert workflow.business_runs == 2
     assert workflow.records() == []
+
+
+def test_a_jsonpath_step_s_calls_get_its_input_as_it_came(local_cloud: LocalCloud, workflow_type: str):
+    # Given a JSONPath step whose business call answers the types of what it got
+    def types(event: Any, context: Any) -> dict[str, str]:
+        return {field: type(event[field]).__name__ for field in ("orderId", "amount")}
+
+    workflow = deploy(local_cloud, workflow_type, types, language="JSONPath")
+
+    # When an order written with 5.0 runs (its key provable), then one whose key is 7.0 (the key
+    # Lambda's: a number is outside the provable domain)
+    provable = workflow.run({"orderId": "o-1", "amount": 5.0})
+    lambda_keyed = workflow.run({"orderId": 7.0, "amount": 5.0})
+
+    # Then each business call got 5.0 as sent, not as the JSONata Claim writes it (5)
+    assert provable.output["placed"] == {"orderId": "str", "amount": "float"}
+    assert lambda_keyed.output["placed"] == {"orderId": "float", "amount": "float"}
+    assert "PlaceOrder.ComputeKey" in lambda_keyed.states
+    # And the number key's record is Powertools' key of 7.0 as sent ("7.0" hashed, not "7")
+    powertools_key = "orders#" + hashlib.md5(json.dumps(7.0).encode()).hexdigest()
+    assert powertools_key in {record["id"] for record in workflow.records()}
+
+
+def test_a_jsonpath_step_built_for_standard_fails_in_express_before_any_claim(local_cloud: LocalCloud):
+    # Given a JSONPath step wrapped for a Standard machine, deployed as an Express one
+    function = local_cloud.add_function("place-order", placing)
+    text = wrap_state(
+        json.dumps(user_machine()), "PlaceOrder", key_prefix="orders", event_key_jmespath="order.orderId"
+    )
+    substitutions = {**local_cloud.idempotency_substitutions(), "PlaceOrderFunctionArn": function.arn}
+    machine = local_cloud.create_state_machine(
+        "built-for-standard", text, substitutions, workflow_type="EXPRESS"
+    )
+
+    # When an order runs synchronously (its context has no RedriveCount)
+    result = local_cloud.run_sync(machine, ORDER)
+
+    # Then it failed loudly where the run is read first, naming the field: no call, no claim left
+    # to block the retry once the step is built for Express
+    assert (result.status, result.error) == ("FAILED", "States.Runtime")
+    assert "specified for the field 'sfnIdempotencyClaimRun.$'" in result.cause
+    assert result.states[-1] == "PlaceOrder.KeepEvent"
+    assert local_cloud.lambdas.invocations("place-order") == 0
+    assert local_cloud.items(INLINE_TABLE) == []
 
 
 def test_no_key_fails_with_the_key_error_when_a_key_is_required(local_cloud, workflow_type, language):

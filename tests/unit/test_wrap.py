@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.flow.definitions import placeholders
-from sfn_idempotency.flow.provable_key import DISABLED, PROVABLE_KEY_STATES
+from sfn_idempotency.flow.provable_key import DISABLED
 from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL, IDEMPOTENCY_FLOWS
 from sfn_idempotency.flow.wrapped_steps import wrapped_steps
 from sfn_idempotency.wrap import (
@@ -102,16 +102,23 @@ def test_the_branch_is_the_flow_of_idempotency_asl_renamed_under_the_step():
     branch = wrapped()["States"]["PlaceOrder"]["Branches"][0]
     source = flow_states()
 
-    # Then the branch has every state of the flow file, renamed, starting at ComputeKey
-    # (the provable key's states are the standalone flow's: a wrapped step's key is the Lambda's)
-    assert branch["StartAt"] == "PlaceOrder.ComputeKey"
-    assert list(branch["States"]) == [
-        f"PlaceOrder.{name}" for name in source if name not in PROVABLE_KEY_STATES
-    ]
+    # Then the branch has every state of the flow file, renamed, after KeepEvent, which keeps the
+    # step's input as it came (its Claim is JSONata, which writes 5.0 as 5)
+    assert branch["StartAt"] == "PlaceOrder.KeepEvent"
+    assert list(branch["States"]) == ["PlaceOrder.KeepEvent", *(f"PlaceOrder.{name}" for name in source)]
+    # (and reads the run as the fence does: a step built for Standard fails there in Express)
+    assert branch["States"]["PlaceOrder.KeepEvent"]["Assign"] == {
+        "sfnIdempotencyEvent.$": "$",
+        "sfnIdempotencyClaimRun.$": "$$.Execution.RedriveCount",
+    }
+    # And Claim keys that variable by the provable key
+    claim = json.dumps(branch["States"]["PlaceOrder.Claim"])
+    assert "$states.input" not in claim
+    assert "$event := $sfnIdempotencyEvent" in claim
     # And the states that are not the business step or the key's computations are the file's,
     # transitions renamed and the table a placeholder of its own
     for name, state in source.items():
-        if name in ("ComputeKey", "RecomputeKey", "Execute", "ExecuteWithoutRecord", *PROVABLE_KEY_STATES):
+        if name in ("ComputeKey", "RecomputeKey", "Execute", "ExecuteWithoutRecord", "Claim"):
             continue
         derived = json.dumps(branch["States"][f"PlaceOrder.{name}"])
         expected = json.dumps(state).replace("${TableName}", f"${{{TABLE_PLACEHOLDER}}}")
@@ -127,7 +134,7 @@ def test_the_business_state_is_the_task_seeing_what_the_task_saw():
         business = states[name]
         # Then it runs the Task's Resource and Parameters on the event (the Task's effective input)
         assert business["Resource"] == PLACE_ORDER["Resource"]
-        assert business["InputPath"] == "$.event"
+        assert business["InputPath"] == "$sfnIdempotencyEvent"
         assert business["TimeoutSeconds"] == 20
         assert "TimeoutSecondsPath" not in business
         # And retries the business call only on the Task's own errors (not the idempotency ones)
@@ -181,13 +188,11 @@ def test_compute_key_carries_the_validated_settings_and_the_event_selection():
     branch = definition["States"]["PlaceOrder"]["Branches"][0]["States"]
     compute_key, recompute_key = branch["PlaceOrder.ComputeKey"], branch["PlaceOrder.RecomputeKey"]
     assert compute_key["Parameters"]["FunctionName"] == f"${{{KEY_FUNCTION_PLACEHOLDER}}}"
-    assert compute_key["Parameters"]["Payload"]["event.$"] == "$.order"
-    # After the redrive fence the key is computed again from the business call's input, which is
-    # the event the first computation selected (the Task's InputPath is not applied twice)
-    assert recompute_key["Parameters"] == {
-        **compute_key["Parameters"],
-        "Payload": {**compute_key["Parameters"]["Payload"], "event.$": "$.event"},
-    }
+    # The event is the Task's effective input as KeepEvent kept it, before Claim and after the
+    # redrive fence alike (the Task's InputPath is not applied twice)
+    assert branch["PlaceOrder.KeepEvent"]["Assign"]["sfnIdempotencyEvent.$"] == "$.order"
+    assert compute_key["Parameters"]["Payload"]["event.$"] == "$sfnIdempotencyEvent"
+    assert recompute_key["Parameters"] == compute_key["Parameters"]
     settings = settings_of_step(json.dumps(definition), "PlaceOrder")
     assert (settings.key_prefix, settings.event_key_jmespath, settings.hash_function) == (
         "orders",
@@ -203,9 +208,23 @@ def test_compute_key_carries_the_validated_settings_and_the_event_selection():
 
 
 def test_a_null_input_path_gives_the_key_an_empty_object():
-    definition = wrapped(user_definition(InputPath=None))
-    compute_key = definition["States"]["PlaceOrder"]["Branches"][0]["States"]["PlaceOrder.ComputeKey"]
+    branch = wrapped(user_definition(InputPath=None))["States"]["PlaceOrder"]["Branches"][0]["States"]
+    assert branch["PlaceOrder.KeepEvent"]["Assign"]["sfnIdempotencyEvent"] == {}
+    # (and keyed by the Lambda alone, the payload's event is the empty object itself)
+    lambda_keyed = wrapped(user_definition(InputPath=None), hash_function="blake2b")
+    compute_key = lambda_keyed["States"]["PlaceOrder"]["Branches"][0]["States"]["PlaceOrder.ComputeKey"]
     assert compute_key["Parameters"]["Payload"]["event"] == {}
+
+
+def test_settings_that_can_never_be_proven_start_at_the_key_lambda_with_the_input_as_it_came():
+    # Given a hash $hash lacks, When the Task is wrapped
+    branch = wrapped(user_definition(InputPath="$.order"), hash_function="blake2b")["States"]["PlaceOrder"]
+    flow = branch["Branches"][0]
+    # Then no KeepEvent, no Claim: the key Lambda reads the Task's input, and hands it on as $.event
+    assert flow["StartAt"] == "PlaceOrder.ComputeKey"
+    assert {"PlaceOrder.KeepEvent", "PlaceOrder.Claim"}.isdisjoint(flow["States"])
+    assert flow["States"]["PlaceOrder.ComputeKey"]["Parameters"]["Payload"]["event.$"] == "$.order"
+    assert flow["States"]["PlaceOrder.Execute"]["InputPath"] == "$.event"
 
 
 def test_the_wrapped_definition_needs_the_two_shared_placeholders_and_its_own():
@@ -476,3 +495,14 @@ def test_what_a_jsonata_step_cannot_be_is_refused(definition, settings, message)
     with pytest.raises(WrapError) as raised:
         wrapped(definition, **settings)
     assert message in str(raised.value)
+
+
+def test_a_step_built_for_express_keeps_the_run_as_the_first():
+    # When the Task is wrapped for an Express machine (no RedriveCount in its context)
+    branch = wrapped(express=True)["States"]["PlaceOrder"]["Branches"][0]["States"]
+    # Then KeepEvent reads no run: it is the first, as every reading of the run in the branch is
+    assert branch["PlaceOrder.KeepEvent"]["Assign"] == {
+        "sfnIdempotencyEvent.$": "$",
+        "sfnIdempotencyClaimRun": 0,
+    }
+    assert "$$.Execution.RedriveCount" not in json.dumps(branch)

@@ -221,6 +221,8 @@ service_tasks (Tasks of services moto's interpreter half-ran)
 json_paths (a JSONPath that selects nothing)
   94. [L46] A parameter's missing path names its own field (moto named the caller's last,
       ``TimeoutSeconds``); InputPath, OutputPath and the timeout paths word it as Jayway does.
+  160. [L46] A JSONPath Assign entry's missing path names its field as written (``name.$``), not a
+       class of moto's.
 
 services (moto's S3 and SNS, for every caller)
   25. [L21] Objects are encrypted with SSE-S3 by default and their answers say so; an object
@@ -378,6 +380,8 @@ jsonata
        (moto's JSONata read brackets as a filter and answered the whole variable).
   146. [L15] A JSONPath state's read of a variable's member that is not there is absent, as a
        missing path is (moto's JSONata read answered null, and ``IsPresent`` said present).
+  159. [L15] A JSONPath state reads a variable as JSONPath reads a path, from the value as it was
+       assigned (moto's JSONata read wrote 5.0 as 5). With fix 146, one patch.
   155. [L16] A JSONata Map's ItemSelector reads the Map's input as ``$states.input`` (moto read a
        JSONPath evaluation stack, which a JSONata state leaves empty: IndexError as the cause).
   58. [speed] A string result is not evaluated again to learn its type (moto re-parsed the whole

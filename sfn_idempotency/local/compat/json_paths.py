@@ -11,6 +11,9 @@
     applied to arrays. Current context is: {}`` for an index into what is not an array (Jayway's
     ``ArrayPathToken``). moto cut the path's first two characters and quoted the rest, which was
     right only for ``$.name`` (``$[0].body`` became ``$['0].body']``).
+160. A JSONPath ``Assign`` entry whose path selects nothing names its field as written
+    (``sfnIdempotencyClaimRun.$``), as a parameter's does (recorded: ``value.$``); moto named a
+    class of its own (``AssignTemplateBindingStringExpressionSimple``) in the execution's cause.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ _PATH_FIELDS = (
 # A path made only of names and indices: $.a, $['a'], $[0]; anything else (filters, wildcards,
 # slices) keeps moto's words.
 _TOKEN = re.compile(r"\.([^.\[\]]+)|\['([^']*)'\]|\[(\d+)\]")
+_ASSIGN_PATH_BINDING = (
+    f"{_COMPONENT_PACKAGE}.common.assign.assign_template_binding:AssignTemplateBindingStringExpressionSimple"
+)
 FIELD_NAME = "sfn_field_name"
 _JAYWAY_WORDS = "sfn_jayway_words"
 
@@ -122,7 +128,12 @@ def _worded_as_jayway(original: Callable[..., Any]) -> Callable[..., Any]:
     return evaluate
 
 
+def _named_as_written(_original: Callable[[Any], str | None]) -> Callable[[Any], str]:
+    return lambda self: f"{self.identifier}.$"
+
+
 PATCHES: tuple[Patch, ...] = (
     Patch(94, _STRING_JSON_PATH, "_eval_body", _noting_where_it_failed),
+    Patch(160, _ASSIGN_PATH_BINDING, "_field_name", _named_as_written),
     *(Patch(94, component, method, _worded_as_jayway) for component, method in _PATH_FIELDS),
 )

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -53,28 +54,32 @@ def _bracketed_members_read_as_jsonpath(original: Callable[..., None]) -> Callab
 _VARIABLE_REFERENCE = re.compile(r"\$([^\W\d]\w*)(.*)", re.DOTALL)
 
 
-def _absent_members_are_absent(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
-    """Fix 146: a JSONPath state's read of a variable's member that is not there is absent, as
-    JSONPath reads a missing path: a Choice's ``IsPresent: false`` matches it, and a field that
-    reads it fails the state with States.Runtime, naming the path. moto read it as JSONata, where a
-    missing member is undefined, and answered null: ``IsPresent`` said present, and the state went
-    on with null. Only a null answer is read again, by JSONPath, to learn whether it is there."""
+def _variables_read_as_paths(original: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    """Fixes 146 and 159: a JSONPath state reads a variable (``$v``, ``$v.a[0]``) as JSONPath reads
+    a path, from the value as it was assigned. moto evaluated the reference as JSONata, which
+    rewrote numbers as JSONata writes them (5.0 as 5: fix 159) and answered null for a member that
+    is not there (fix 146: a Choice's ``IsPresent: false`` now matches it, and a field that reads it
+    fails the state with States.Runtime, naming the path). A variable that is not assigned at all
+    is left to moto, which names it."""
 
     def eval_body(self: Any, env: Any) -> None:
-        original(self, env)
-        if env.stack[-1] is not None or getattr(self.query_language_mode, "name", "") != _JSONPATH_MODE:
-            return
         reference = _VARIABLE_REFERENCE.fullmatch(self.literal_value)
-        if reference is None or not reference[2]:
+        if getattr(self.query_language_mode, "name", "") != _JSONPATH_MODE or reference is None:
+            original(self, env)
             return
+        from moto.stepfunctions.parser.asl.eval.variable_store import NoSuchVariable
         from moto.stepfunctions.parser.asl.utils.json_path import NoSuchJsonPathError, extract_json
 
-        env.stack.pop()  # the null; what it stood for is pushed, or the read fails
-        value = env.variable_store.get(reference[1])
         try:
-            env.stack.append(extract_json("$" + reference[2], value))
+            value = env.variable_store.get(reference[1])
+        except NoSuchVariable:
+            original(self, env)
+            return
+        try:
+            read = extract_json("$" + reference[2], value) if reference[2] else value
         except NoSuchJsonPathError:
             raise NoSuchJsonPathError(json_path=self.literal_value, data=value) from None
+        env.stack.append(copy.deepcopy(read))  # the stored value stays as assigned
 
     return eval_body
 
@@ -329,7 +334,7 @@ PATCHES: tuple[Patch, ...] = (
         "__init__",
         _bracketed_members_read_as_jsonpath,
     ),
-    Patch(146, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _absent_members_are_absent),
+    Patch(159, f"{_STRING_EXPRESSION_MODULE}:StringVariableSample", "_eval_body", _variables_read_as_paths),
     Patch(
         15,
         "moto.stepfunctions.parser.asl.component.common.error_name.failure_event",
