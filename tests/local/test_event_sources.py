@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -304,3 +305,216 @@ def test_a_message_its_function_keeps_failing_reaches_the_dead_letter_queue_each
     # And each failed run was reported: the function, the queue, the error and its message
     assert [(f.function, f.trigger, f.error) for f in failures] == [("consume", "SQS orders", "KeyError")] * 2
     assert failures[0].line().startswith("consume (SQS orders): KeyError: ")
+
+
+# A function that fails with the event it got as its message: each failure report shows a delivery.
+TELLING_FUNCTION = "import json\n\ndef handler(event, context):\n    raise ValueError(json.dumps(event))\n"
+
+
+def telling_function(cloud: LocalCloud) -> str:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("app.py", TELLING_FUNCTION)
+    role = cloud.client("iam").create_role(RoleName="teller", AssumeRolePolicyDocument="{}")["Role"]
+    created = cloud.client("lambda").create_function(
+        FunctionName="tell",
+        Runtime="python3.13",
+        Role=role["Arn"],
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )
+    return str(created["FunctionArn"])
+
+
+def reported_failures() -> list[function_failures.FunctionFailure]:
+    failures: list[function_failures.FunctionFailure] = []
+    function_failures.listeners.append(failures.append)
+    return failures
+
+
+def test_an_eventbridge_rule_invokes_its_function_with_the_event_and_retries_a_failure_twice(
+    local_cloud: LocalCloud,
+):
+    # Given a rule whose target is a function that fails (Lambda's asynchronous invocation)
+    function = telling_function(local_cloud)
+    events = local_cloud.client("events")
+    events.put_rule(Name="orders", EventPattern=json.dumps({"source": ["shop"]}))
+    events.put_targets(Rule="orders", Targets=[{"Id": "tell", "Arn": function}])
+    failures = reported_failures()
+
+    # When an order event is put
+    answer = events.put_events(
+        Entries=[{"Source": "shop", "DetailType": "OrderPlaced", "Detail": '{"id": 1}'}]
+    )
+
+    # Then PutEvents succeeded (moto failed it whole: it has no Lambda target), the function got the
+    # event as EventBridge delivers it, and was tried three times, each failure reported
+    assert answer["FailedEntryCount"] == 0
+    local_cloud.wait_until(lambda: len(failures) == 3, timeout=20, what="three attempts")
+    assert [(f.function, f.trigger, f.error) for f in failures] == [
+        ("tell", "EventBridge rule orders", "ValueError")
+    ] * 3
+    delivered = json.loads(failures[0].cause)
+    assert delivered["id"] == answer["Entries"][0]["EventId"]
+    assert (delivered["source"], delivered["detail-type"], delivered["detail"]) == (
+        "shop",
+        "OrderPlaced",
+        {"id": 1},
+    )
+
+
+def test_an_sns_subscription_invokes_its_function_with_the_notification_as_published(local_cloud: LocalCloud):
+    # Given a topic with a function subscribed (a failing one: each attempt is reported)
+    function = telling_function(local_cloud)
+    sns = local_cloud.client("sns")
+    topic = sns.create_topic(Name="alerts")["TopicArn"]
+    subscription = sns.subscribe(TopicArn=topic, Protocol="lambda", Endpoint=function)["SubscriptionArn"]
+    failures = reported_failures()
+
+    # When a message is published with an attribute and no subject
+    message_id = sns.publish(
+        TopicArn=topic,
+        Message="disk full",
+        MessageAttributes={"severity": {"DataType": "String", "StringValue": "high"}},
+    )["MessageId"]
+
+    # Then the function got SNS's notification of it, not moto's fixed sample, and was tried three times
+    local_cloud.wait_until(lambda: len(failures) == 3, timeout=20, what="three attempts")
+    assert {(f.function, f.trigger) for f in failures} == {("tell", "SNS alerts")}
+    (record,) = json.loads(failures[0].cause)["Records"]
+    assert (record["EventSource"], record["EventSubscriptionArn"]) == ("aws:sns", subscription)
+    notification = record["Sns"]
+    assert (notification["TopicArn"], notification["MessageId"]) == (topic, message_id)
+    assert (notification["Message"], notification["Subject"]) == ("disk full", None)
+    assert notification["MessageAttributes"] == {"severity": {"Type": "String", "Value": "high"}}
+    assert notification["Signature"] != "EXAMPLE"
+
+
+def test_an_sqs_mapping_delivers_a_batch_in_one_event_each_record_as_sqs_holds_it(local_cloud: LocalCloud):
+    # Given a queue (visibility 1 s) and a failing function behind a mapping of batches up to 10,
+    # disabled while two messages wait, one with attributes
+    function = telling_function(local_cloud)
+    sqs = local_cloud.client("sqs")
+    queue = sqs.create_queue(QueueName="orders", Attributes={"VisibilityTimeout": "1"})["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    lambdas = local_cloud.client("lambda")
+    mapping = lambdas.create_event_source_mapping(
+        EventSourceArn=queue_arn, FunctionName=function, BatchSize=10, Enabled=False
+    )
+    sqs.send_message(
+        QueueUrl=queue,
+        MessageBody="first",
+        MessageAttributes={"channel": {"DataType": "String", "StringValue": "web"}},
+    )
+    sqs.send_message(QueueUrl=queue, MessageBody="second")
+    failures = reported_failures()
+
+    # When the mapping is enabled and a third message comes
+    lambdas.update_event_source_mapping(UUID=mapping["UUID"], Enabled=True)
+    sqs.send_message(QueueUrl=queue, MessageBody="third")
+
+    # Then the function got the three in one event, each record as SQS holds the message
+    local_cloud.wait_until(lambda: len(failures) >= 2, timeout=20, what="a delivery and its redelivery")
+    first, again = (json.loads(failure.cause)["Records"] for failure in failures[:2])
+    assert [record["body"] for record in first] == ["first", "second", "third"]
+    assert {failure.trigger for failure in failures} == {"SQS orders"}
+    record = first[0]
+    assert record["md5OfBody"] == hashlib.md5(b"first").hexdigest()
+    assert record["messageAttributes"] == {
+        "channel": {
+            "stringValue": "web",
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": "String",
+        }
+    }
+    assert int(record["attributes"]["SentTimestamp"]) > 1_700_000_000_000  # not moto's 2018 sample
+    # And a redelivery after the visibility timeout counts its receive
+    assert [r["attributes"]["ApproximateReceiveCount"] for r in first] == ["1", "1", "1"]
+    assert [r["attributes"]["ApproximateReceiveCount"] for r in again] == ["2", "2", "2"]
+
+
+# A function that names each record whose body is "bad" as failed, by its message id or by an id
+# the batch does not hold.
+REPORTING_FUNCTION = """
+import os
+
+def handler(event, context):
+    named = os.environ["NAMED"]
+    return {"batchItemFailures": [
+        {"itemIdentifier": record["messageId"] if named == "its-id" else named}
+        for record in event["Records"] if record["body"] == "bad"
+    ]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("response_types", "named", "dead_letters"),
+    [
+        (["ReportBatchItemFailures"], "its-id", ["bad"]),
+        (["ReportBatchItemFailures"], "not-in-the-batch", ["bad", "good", "good too"]),
+        ([], "its-id", []),
+    ],
+    ids=["partial-failure", "unknown-id-fails-the-batch", "response-not-read-without-the-setting"],
+)
+def test_a_partial_batch_response_redelivers_only_the_records_it_names(
+    local_cloud: LocalCloud, response_types: list[str], named: str, dead_letters: list[str]
+):
+    # Given a queue (visibility 1 s) whose DLQ takes a message received twice, and a function behind
+    # it that answers a batch by naming its "bad" records as failed
+    sqs = local_cloud.client("sqs")
+    dlq = sqs.create_queue(QueueName="orders-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2})
+    queue = sqs.create_queue(
+        QueueName="orders", Attributes={"VisibilityTimeout": "1", "RedrivePolicy": redrive}
+    )["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("app.py", REPORTING_FUNCTION)
+    role = local_cloud.client("iam").create_role(RoleName="batcher", AssumeRolePolicyDocument="{}")["Role"]
+    lambdas = local_cloud.client("lambda")
+    lambdas.create_function(
+        FunctionName="batch",
+        Runtime="python3.13",
+        Role=role["Arn"],
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+        Environment={"Variables": {"NAMED": named}},
+    )
+    mapping = lambdas.create_event_source_mapping(
+        EventSourceArn=queue_arn,
+        FunctionName="batch",
+        BatchSize=10,
+        Enabled=False,
+        FunctionResponseTypes=response_types,
+    )
+    sqs.send_message(QueueUrl=queue, MessageBody="bad")
+    sqs.send_message(QueueUrl=queue, MessageBody="good")
+
+    # When the three messages are delivered in one batch
+    lambdas.update_event_source_mapping(UUID=mapping["UUID"], Enabled=True)
+    sqs.send_message(QueueUrl=queue, MessageBody="good too")
+
+    # Then what the response named as failed was delivered again and, failing again, moved to the
+    # DLQ, the rest deleted; a response Lambda cannot take fails the whole batch; without the
+    # setting the response is not read (moto deleted the whole batch in every case)
+    moved: list[str] = []
+
+    def settled() -> bool:
+        moved.extend(
+            m["Body"] for m in sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages", [])
+        )
+        counts = sqs.get_queue_attributes(
+            QueueUrl=queue,
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return len(moved) >= len(dead_letters) and set(counts.values()) == {"0"}
+
+    local_cloud.wait_until(settled, timeout=20, what="the queue emptied")
+    assert sorted(moved) == dead_letters

@@ -236,6 +236,7 @@ services (moto's S3 and SNS, for every caller)
   104. [L1] An SNS Publish succeeds when a subscribed queue does not exist (moto failed the call).
   152. [L21] SNS Publish to a topic that does not exist is ``NotFound``, "Topic does not exist"
        (moto looked for a mobile endpoint of that ARN and said "Endpoint does not exist").
+  162. [L31] A Lambda subscription gets SNS's notification as published (moto sent a fixed sample).
 
 http_task (HTTP Tasks; a capability: ``local/capabilities/http_task.py``)
   33. [L26] HTTP Tasks (http:invoke) call their endpoint with the connection's authorization and
@@ -265,6 +266,12 @@ lambda_runtime (functions created through the Lambda API)
   157. [L20] An SQS event source mapping delivers a batch its function failed again after the
        queue's visibility timeout, until it succeeds or the redrive policy moves it to the
        dead-letter queue (moto invoked once, on send: a failing message never reached the DLQ).
+  163. [L20] An SQS event source mapping invokes its function once per batch, each record as SQS
+       holds the message, and redelivers only what a partial batch response names (moto: once
+       per message, a fixed sample's attributes, every response a success).
+  161. [L20] An EventBridge rule's Lambda target and an SNS subscription invoke the function
+       asynchronously, a function error tried twice more (moto had no Lambda target: PutEvents
+       failed whole).
 
 execution_logs (CloudWatch Logs)
   30. [L25] An execution whose state machine logs to a CloudWatch Logs group writes its history

@@ -1,5 +1,5 @@
 """Step Functions and EventBridge: rules that start executions, status change events, and what
-EventBridge delivers (fixes 7, 13, 53, 54, 132).
+EventBridge delivers (fixes 7, 13, 53, 54, 132; 161 for a rule's Lambda targets).
 
 Fix 132 (speed): a status change event that no rule on its bus can match is not put. Each of the
 two events of every execution was built, put, and copied for every rule on the bus, to be matched
@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sfn_idempotency.local.compat.answers import epoch_ms, with_output_text
+from sfn_idempotency.local.compat.lambda_runtime import invoke_asynchronously
 from sfn_idempotency.local.compat.patching import Patch, keep
 from sfn_idempotency.local.compat.redrive_fields import (
     REDRIVABLE_STATUSES,
@@ -160,12 +161,17 @@ def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., N
         arn = parse_arn(target["Arn"])
         return (arn.service, arn.resource_type) == ("states", "stateMachine")
 
+    def is_function(target: dict[str, Any]) -> bool:
+        return bool(parse_arn(target["Arn"]).service == "lambda")
+
     def send_to_targets(self: Any, event: dict[str, Any], transform_input: bool = True) -> None:
         if self.state != "ENABLED":
             return  # a DISABLED rule delivers nothing, to any target (moto delivered anyway)
         if not self.event_pattern.dump():
             return  # a rule with no pattern runs on its schedule only; moto matched every event to it
-        others = [target for target in self.targets if not is_state_machine(target)]
+        others = [
+            target for target in self.targets if not is_state_machine(target) and not is_function(target)
+        ]
         if others:
             # moto raises NotImplementedError on a target kind it does not know: hand it only its own.
             rule = copy.copy(self)
@@ -181,6 +187,11 @@ def _deliver_to_state_machines(original: Callable[..., None]) -> Callable[..., N
                 )
             except Exception as error:  # the sender's PutEvents succeeded all the same, as on AWS
                 LOG.warning("EventBridge could not start %s (%s): the event is dropped", target["Arn"], error)
+        for target in filter(is_function, self.targets):
+            # fix 161: moto has no Lambda target (NotImplementedError failed the whole PutEvents)
+            invoke_asynchronously(
+                target["Arn"], _target_input(target, event), f"EventBridge rule {self.name}"
+            )
 
     return send_to_targets
 

@@ -7,17 +7,34 @@ Fix 157: an SQS queue's event source mapping delivers a batch its function faile
 queue's visibility timeout has passed, until the function succeeds or the queue's redrive policy
 moves the messages to its dead-letter queue (as Lambda's poller receives them again). moto invoked
 the function once, when the message was sent, so a failing message stayed in its queue for good.
+
+Fix 161: a trigger that does not wait for its function (an EventBridge rule's target, an SNS
+subscription) invokes it asynchronously, as Lambda's asynchronous invocation does: in a thread of
+its own, after the trigger has answered; a function error is tried again twice, a minute and then
+two minutes later, or as often as the function's event invoke configuration says
+(``MaximumRetryAttempts``). The waits scale as a Task's retries do (``retry_time``). What invoked
+each run is ``invocation_trigger``'s, for whoever reports failures.
+
+Fix 163: an SQS event source mapping invokes its function once per batch (up to its ``BatchSize``
+messages), each record as SQS holds the message: its receive count, sent and first-receive times,
+sender, message attributes and body's MD5, and a FIFO queue's group and deduplication ids. moto
+invoked the function once per message with a fixed sample's attributes (a receive count of "1",
+a timestamp of 2018, the MD5 of "test", no message attributes). A mapping with
+``ReportBatchItemFailures`` deletes the messages its function did not name in
+``batchItemFailures``; the named ones are delivered again (moto deleted the whole batch).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from sfn_idempotency.local import runtimes
+from sfn_idempotency.local.compat.interpreter import retry_time
 from sfn_idempotency.local.compat.patching import Patch
 from sfn_idempotency.local.controls.faults import FunctionResult
 from sfn_idempotency.local.engine.lambdas import function_name_of, marshalled, qualifier_of
@@ -27,6 +44,53 @@ from sfn_idempotency.local.runtimes.outcome import Outcome
 _MODELS = "moto.awslambda.models"
 _LATEST = "$LATEST"
 _UNQUALIFIED_ARN_COLONS = 6  # arn:aws:lambda:<region>:<account>:function:<name>
+_FUNCTION_ERROR = "x-amz-function-error"
+# Lambda's asynchronous invocation: a function error is retried twice, one and then two minutes on
+# (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html).
+ASYNC_RETRY_WAITS_SECONDS = (60.0, 120.0)
+LOG = logging.getLogger(__name__)
+
+
+class _InvocationTrigger(threading.local):
+    name: str = ""  # what this thread's invocation is for ("SQS orders", "SNS alerts"...), while it runs
+
+
+invocation_trigger = _InvocationTrigger()
+
+
+def invoke_asynchronously(function_arn: str, payload: str, trigger: str) -> None:
+    """Fix 161: ``payload`` delivered to the function as Lambda's asynchronous invocation delivers
+    it, for ``trigger`` (what invoked it, in words: "EventBridge rule orders")."""
+    from moto.awslambda.utils import get_backend
+
+    *_, region, account = function_arn.split(":")[:5]
+    lambdas = get_backend(account, region)
+
+    def attempts() -> int:
+        try:
+            configured = lambdas.get_function_event_invoke_config(function_arn).get("MaximumRetryAttempts")
+        except Exception:  # no configuration (or no function: the first attempt says so)
+            configured = None
+        retries = len(ASYNC_RETRY_WAITS_SECONDS) if configured is None else int(configured)
+        return 1 + retries
+
+    def deliver() -> None:
+        for attempt in range(attempts()):
+            if attempt:
+                retry_time.sleep(ASYNC_RETRY_WAITS_SECONDS[attempt - 1])
+            answered: dict[str, str] = {}
+            invocation_trigger.name = trigger
+            try:
+                lambdas.invoke(function_arn, None, payload, {}, answered)
+            except Exception as error:  # the function is gone: Lambda drops the event
+                LOG.warning("%s could not invoke %s (%s): the event is dropped", trigger, function_arn, error)
+                return
+            finally:
+                invocation_trigger.name = ""
+            if _FUNCTION_ERROR not in answered:
+                return
+
+    threading.Thread(target=deliver, name=f"async-{function_name_of(function_arn)}", daemon=True).start()
 
 
 def run(function: Any, event: Any) -> Outcome:
@@ -133,6 +197,120 @@ def _remove_deleted_code(original: Callable[..., Any]) -> Callable[..., Any]:
     return delete_function
 
 
+def _one_event_per_batch(_original: Callable[..., bool]) -> Callable[..., bool]:
+    """``LambdaBackend.send_sqs_batch``: one invocation with every message of the batch (fix 163)."""
+
+    def send_sqs_batch(self: Any, function_arn: str, messages: Any, queue_arn: str) -> bool:
+        region = queue_arn.split(":")[3]
+        held = _as_the_queue_holds_them(messages, queue_arn)
+        event = {"Records": [_sqs_record(message, queue_arn, region) for message in held]}
+        answered: dict[str, str] = {}
+        invocation_trigger.name = f"SQS {queue_arn.rsplit(':', 1)[-1]}"
+        try:
+            response = self.invoke(function_arn, None, json.dumps(event), {}, answered)
+        finally:
+            invocation_trigger.name = ""
+        if _FUNCTION_ERROR in answered:
+            return False
+        if not _reports_item_failures(function_arn, queue_arn):
+            return True
+        failed = _failed_items(response, {message.id for message in messages})
+        if failed is None:
+            return False  # a response Lambda cannot read fails the whole batch
+        if failed:
+            # moto deletes the messages it is left with; the failed ones wait out their visibility
+            # timeout and are delivered again.
+            messages[:] = [message for message in messages if message.id not in failed]
+            _deliver_again_later(self, function_arn, queue_arn)
+        return True
+
+    return send_sqs_batch
+
+
+def _reports_item_failures(function_arn: str, queue_arn: str) -> bool:
+    """Whether the mapping's ``FunctionResponseTypes`` holds ``ReportBatchItemFailures``."""
+    queue = _queue_of(queue_arn)
+    mapping = queue.lambda_event_source_mappings.get(function_arn) if queue is not None else None
+    return "ReportBatchItemFailures" in (getattr(mapping, "function_response_types", None) or ())
+
+
+def _failed_items(response: Any, batch: set[str]) -> set[str] | None:
+    """The message ids a partial batch response names, or None when Lambda fails the whole batch:
+    a response that is not JSON, an item without the id of a message of the batch
+    (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html)."""
+    try:
+        answer = json.loads(response) if response else None
+    except ValueError:
+        return None
+    failures = answer.get("batchItemFailures") if isinstance(answer, dict) else None
+    if not failures:
+        return set()  # none, null or an empty list: the whole batch succeeded
+    if not isinstance(failures, list):
+        return None
+    failed: set[str] = set()
+    for item in failures:
+        named = item.get("itemIdentifier") if isinstance(item, dict) else None
+        if not isinstance(named, str) or named not in batch:
+            return None
+        failed.add(named)
+    return failed
+
+
+def _queue_of(queue_arn: str) -> Any:
+    from moto.sqs.models import sqs_backends
+
+    *_, region, account, name = queue_arn.split(":")
+    return sqs_backends[account][region].queues.get(name)
+
+
+def _as_the_queue_holds_them(messages: Any, queue_arn: str) -> list[Any]:
+    """The queue's own messages for ``messages``: moto receives copies stripped of their message
+    attributes (a receive that names none)."""
+    queue = _queue_of(queue_arn)
+    held = {message.id: message for message in (queue._messages if queue is not None else ())}
+    return [held.get(message.id, message) for message in messages]
+
+
+def _sqs_record(message: Any, queue_arn: str, region: str) -> dict[str, Any]:
+    """A message as Lambda's SQS event holds it
+    (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html)."""
+    attributes = {
+        "ApproximateReceiveCount": str(message.approximate_receive_count),
+        "SentTimestamp": str(message.sent_timestamp),
+        "SenderId": message.sender_id,
+        "ApproximateFirstReceiveTimestamp": str(message.approximate_first_receive_timestamp),
+    }
+    if queue_arn.endswith(".fifo"):
+        attributes.update(MessageGroupId=message.group_id, MessageDeduplicationId=message.deduplication_id)
+    record: dict[str, Any] = {
+        "messageId": message.id,
+        "receiptHandle": message.receipt_handle,
+        "body": message.body,
+        "attributes": attributes,
+        "messageAttributes": {
+            name: _record_attribute(value) for name, value in sorted(message.message_attributes.items())
+        },
+        "md5OfBody": message.body_md5,
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+    if message.message_attributes:
+        record["md5OfMessageAttributes"] = message.attribute_md5
+    return record
+
+
+def _record_attribute(value: dict[str, Any]) -> dict[str, Any]:
+    """A message attribute as the event writes it: camel-cased, a binary value in base64."""
+    written: dict[str, Any] = {"stringListValues": [], "binaryListValues": [], "dataType": value["DataType"]}
+    if "StringValue" in value:
+        written["stringValue"] = value["StringValue"]
+    if "BinaryValue" in value:
+        binary = value["BinaryValue"]
+        written["binaryValue"] = binary if isinstance(binary, str) else base64.b64encode(binary).decode()
+    return written
+
+
 def _redelivered_until_done(original: Callable[..., bool]) -> Callable[..., bool]:
     """``LambdaBackend.send_sqs_batch``: a batch that failed is received and delivered again after
     the queue's visibility timeout (fix 157)."""
@@ -185,5 +363,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(22, f"{_MODELS}:LambdaFunction", "_invoke_lambda", _run_lambda_in_process),
     Patch(22, f"{_MODELS}:LambdaBackend", "invoke", _qualified_not_found),
     Patch(22, f"{_MODELS}:LambdaBackend", "delete_function", _remove_deleted_code),
+    # 157 wraps 163: a batch is delivered whole, and again after the visibility timeout if it failed
+    Patch(163, f"{_MODELS}:LambdaBackend", "send_sqs_batch", _one_event_per_batch),
     Patch(157, f"{_MODELS}:LambdaBackend", "send_sqs_batch", _redelivered_until_done),
 )

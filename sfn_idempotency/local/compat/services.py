@@ -20,18 +20,25 @@ aws-sdk call and a test's own client alike.
 - Fix 152 (SNS): Publish to a topic that does not exist is ``NotFound``, "Topic does not exist"
   (recorded: the Task's cause); moto looked for a mobile endpoint of that ARN when it found no
   topic and said "Endpoint does not exist".
+- Fix 162 (SNS): a Lambda subscription gets the topic's notification as SNS delivers it to Lambda
+  (``Records[0].Sns``: its message id, topic ARN, subject or null, attributes as published, the
+  signature; the subscription's ARN as ``EventSubscriptionArn``), invoked asynchronously (fix 161).
+  moto invoked it with a fixed sample (topic ``arn:aws:sns:EXAMPLE``, subject ``TestInvoke``, a
+  ``Test`` attribute), whatever was published, and waited for it.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import json
 import logging
 import re
 import threading
 from collections.abc import Callable
 from typing import Any
 
+from sfn_idempotency.local.compat.lambda_runtime import invoke_asynchronously
 from sfn_idempotency.local.compat.patching import Patch
 
 LOG = logging.getLogger(__name__)
@@ -175,6 +182,70 @@ def _a_body_required(original: Callable[..., Any]) -> Callable[..., Any]:
     return send_message
 
 
+def _lambda_notified_as_sns_does(original: Callable[..., None]) -> Callable[..., None]:
+    def publish(
+        self: Any,
+        message: str,
+        message_id: str,
+        subject: str | None = None,
+        message_attributes: dict[str, Any] | None = None,
+        group_id: str | None = None,
+        deduplication_id: str | None = None,
+        message_structure: str | None = None,
+    ) -> None:
+        if self.protocol != "lambda":
+            original(
+                self,
+                message,
+                message_id,
+                subject,
+                message_attributes,
+                group_id,
+                deduplication_id,
+                message_structure,
+            )
+            return
+        if self._filter_policy_matcher is not None and not self._filter_policy_matcher.matches(
+            message_attributes, message
+        ):
+            return
+        if message_structure == "json":
+            message = self._parse_message_structure(message, self.protocol)
+        invoke_asynchronously(
+            self.endpoint,
+            json.dumps({"Records": [_lambda_record(self, message, message_id, subject, message_attributes)]}),
+            f"SNS {self.topic.name}",
+        )
+
+    return publish
+
+
+def _lambda_record(
+    subscription: Any, message: str, message_id: str, subject: str | None, attributes: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One record of SNS's event for Lambda: the notification SNS signs (fix 52), its URLs spelt
+    ``Url`` as Lambda's event spells them, the subject null and the attributes empty when absent."""
+    notification = subscription.get_post_data(message, message_id, subject)
+    return {
+        "EventSource": "aws:sns",
+        "EventVersion": "1.0",
+        "EventSubscriptionArn": subscription.arn,
+        "Sns": {
+            "Type": notification["Type"],
+            "MessageId": message_id,
+            "TopicArn": notification["TopicArn"],
+            "Subject": subject or None,
+            "Message": message,
+            "Timestamp": notification["Timestamp"],
+            "SignatureVersion": notification["SignatureVersion"],
+            "Signature": notification["Signature"],
+            "SigningCertUrl": notification["SigningCertURL"],
+            "UnsubscribeUrl": notification["UnsubscribeURL"],
+            "MessageAttributes": attributes or {},
+        },
+    }
+
+
 def _deliveries_fail_alone(original: Callable[..., None]) -> Callable[..., None]:
     from moto.sqs.exceptions import QueueDoesNotExist
 
@@ -189,6 +260,7 @@ def _deliveries_fail_alone(original: Callable[..., None]) -> Callable[..., None]
 
 PATCHES: tuple[Patch, ...] = (
     Patch(104, f"{_SNS_MODELS}:Subscription", "publish", _deliveries_fail_alone),
+    Patch(162, f"{_SNS_MODELS}:Subscription", "publish", _lambda_notified_as_sns_does),
     Patch(103, "moto.sqs.models:SQSBackend", "send_message", _a_body_required),
     Patch(25, f"{_S3_MODELS}:FakeKey", "response_dict", _encrypted_by_default),
     Patch(25, "moto.s3.responses:S3Response", "put_object", _checksum_type_of_single_part_uploads),

@@ -1,18 +1,19 @@
-"""Each failed run of a function that an SQS queue's event source mapping invoked, as it happens, for
-whoever listens (``serve`` prints one line each). Nobody else would see it: the mapping's invocation
-has no caller to answer, so a function that fails to load or run behind a queue stays silent while
-its message waits in the queue (or goes to its dead-letter queue). A state machine's failed Tasks
-are task_failures'; a Lambda API caller gets the error itself.
+"""Each failed run of a function that a trigger invoked (an SQS queue's event source mapping, an
+EventBridge rule, an SNS subscription), as it happens, for whoever listens (``serve`` prints one line
+each). Nobody else would see it: a trigger's invocation has no caller to answer, so a function that
+fails to load or run behind one stays silent while its message waits in the queue (or goes to its
+dead-letter queue), or its event is retried and dropped. A state machine's failed Tasks are
+task_failures'; a Lambda API caller gets the error itself.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sfn_idempotency.local.compat.lambda_runtime import invocation_trigger
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
 from sfn_idempotency.local.observability.task_failures import failure_words
 
@@ -23,7 +24,7 @@ _FUNCTION_ERROR = "x-amz-function-error"
 @dataclass(frozen=True)
 class FunctionFailure:
     function: str
-    trigger: str  # what invoked it: "SQS <queue name>"
+    trigger: str  # what invoked it: "SQS <queue name>", "EventBridge rule <name>", "SNS <topic name>"
     error: str
     cause: str
 
@@ -35,26 +36,6 @@ class FunctionFailure:
 listeners: list[Callable[[FunctionFailure], None]] = []
 
 
-class _Trigger(threading.local):
-    name: str = ""  # what this thread's invocation is for, while a mapping delivers
-
-
-_trigger = _Trigger()
-
-
-def _from_a_queue(original: Callable[..., bool]) -> Callable[..., bool]:
-    """``LambdaBackend._send_sqs_message``: the invocation it makes is the queue's."""
-
-    def send_sqs_message(self: Any, function_arn: str, message: Any, queue_arn: str) -> bool:
-        _trigger.name = f"SQS {queue_arn.rsplit(':', 1)[-1]}"
-        try:
-            return original(self, function_arn, message, queue_arn)
-        finally:
-            _trigger.name = ""
-
-    return send_sqs_message
-
-
 def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
     """``LambdaBackend.invoke``: a trigger's invocation that answered a function error is reported."""
 
@@ -62,8 +43,9 @@ def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
         self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
     ) -> Any:
         answer = original(self, function_name, qualifier, body, headers, response_headers)
-        if _trigger.name and listeners and _FUNCTION_ERROR in response_headers:
-            failure = FunctionFailure(function_name.rsplit(":", 1)[-1], _trigger.name, *_error_of(answer))
+        trigger = invocation_trigger.name
+        if trigger and listeners and _FUNCTION_ERROR in response_headers:
+            failure = FunctionFailure(function_name.rsplit(":", 1)[-1], trigger, *_error_of(answer))
             for listener in list(listeners):
                 listener(failure)
         return answer
@@ -82,10 +64,7 @@ def _error_of(answer: Any) -> tuple[str, str]:
     return str(payload.get("errorType") or ""), str(payload.get("errorMessage") or "")
 
 
-PATCHES: tuple[Patch, ...] = (
-    Patch(CAPABILITY, _LAMBDA_BACKEND, "_send_sqs_message", _from_a_queue),
-    Patch(CAPABILITY, _LAMBDA_BACKEND, "invoke", _reported),
-)
+PATCHES: tuple[Patch, ...] = (Patch(CAPABILITY, _LAMBDA_BACKEND, "invoke", _reported),)
 
 
 def install() -> None:
