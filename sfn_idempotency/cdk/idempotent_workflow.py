@@ -235,11 +235,7 @@ class IdempotentWorkflow(Construct):
         substitutions = {
             "ComputeKeyFunctionArn": self.compute_key_function.function_arn,
             "TableName": self.table.table_name,
-            # CloudFormation substitutes text as it is: each value escaped for its JSON string.
-            **{
-                name: json.dumps(value)[1:-1]
-                for name, value in provable_key_substitutions(self.settings, text).items()
-            },
+            **_escaped(provable_key_substitutions(self.settings, text)),
         }
         if self.business_function is not None:
             substitutions["BusinessFunctionArn"] = self.business_function.function_arn
@@ -295,10 +291,16 @@ class ClaimRelease(Construct):
                 "workflows only; an Express workflow's claims end with their lease"
             )
         compute_key_arn = workflow.compute_key_function.function_arn
+        text = RELEASE_ASL.read_text(encoding="utf-8")
+        keyed = keyed_as_settings_allow(text, workflow.settings)
         self.state_machine = build_state_machine(
             self,
-            RELEASE_ASL,
-            {"ComputeKeyFunctionArn": compute_key_arn, "TableName": workflow.table.table_name},
+            RELEASE_ASL if keyed == text else keyed,
+            {
+                "ComputeKeyFunctionArn": compute_key_arn,
+                "TableName": workflow.table.table_name,
+                **_escaped(provable_key_substitutions(workflow.settings, keyed)),
+            },
             workflow_type=sfn.StateMachineType.EXPRESS,
         )
         grant_item_access(workflow.table, self.state_machine, "dynamodb:DeleteItem")
@@ -320,6 +322,11 @@ class ClaimRelease(Construct):
             EXECUTION_ENDED_PATTERN, {"stateMachineArn": [workflow.state_machine.state_machine_arn]}
         )
         EventTrigger(self, "ExecutionEnded", pattern=ended, target=self.state_machine)
+
+
+def _escaped(substitutions: Mapping[str, str]) -> dict[str, str]:
+    """CloudFormation substitutes text as it is: each value escaped for the JSON string it lands in."""
+    return {name: json.dumps(value)[1:-1] for name, value in substitutions.items()}
 
 
 def _definition_text(definition: Path | str) -> str:

@@ -24,9 +24,13 @@ from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 
 MILLISECONDS_PER_SECOND = 1000
 PLACEHOLDER = "ProvableKey"  # in the flow's Claim: its expression, written at build time
-# The flow's states that claim by the provable key, and route what it cannot key; the flow after them
-# starts at ComputeKey.
-PROVABLE_KEY_STATES = ("Claim", "RouteByEvent")
+# In the release workflow's KeyedRelease: the expression on the ended execution's input.
+ENDED_EXECUTION_PLACEHOLDER = "ProvableKeyOfEndedExecution"
+ENDED_EXECUTION_INPUT = "$parse($states.input.detail.input)"
+# The states that key by the expression (the flow's Claim, and its route for what Claim cannot key;
+# the release workflow's KeyedRelease); where the settings are never provable, ComputeKey takes
+# their place.
+PROVABLE_KEY_STATES = ("Claim", "RouteByEvent", "KeyedRelease")
 LAMBDA_KEYED_START = "ComputeKey"
 # An event whose JSON text is longer than this goes to the ComputeKey Lambda: at up to 3 UTF-8 bytes a
 # character, it and the flow's envelope (under 1 KiB) always fit the 256 KiB a state carries, so
@@ -214,27 +218,33 @@ def idempotency_block(settings: IdempotencySettings, event: str = "$states.input
 
 
 def substitutions(settings: IdempotencySettings, definition: str) -> dict[str, str]:
-    """The provable-key placeholders of ``definition`` (``${ProvableKey}``..., either flow's Claim;
-    none in another definition) filled for ``settings``: the expression, what a run without a record
-    reads, and the words of the two errors that mean "no record" (RouteByEvent tells them from "not
-    provable"). Each lands inside a JSON string: the engine's ``render`` escapes it, as the
-    constructs do for CloudFormation, which substitutes text as it is."""
-    if f"${{{PLACEHOLDER}}}" not in definition:
-        return {}
-    keyless = {"disabled": settings.disabled, "hasKey": False, "timeoutSeconds": settings.timeout_seconds}
-    return {
-        PLACEHOLDER: idempotency_block(settings),
-        "KeylessIdempotency": json.dumps(keyless),
-        "NoKeyWords": NO_KEY,
-        "DisabledWords": DISABLED,
-    }
+    """The provable-key placeholders of ``definition`` filled for ``settings``: in either flow's Claim
+    (``${ProvableKey}``...) the expression, what a run without a record reads, and the words of the
+    two errors that mean "no record" (RouteByEvent tells them from "not provable"); in the release
+    workflow, the expression on the ended execution's input; none in another definition. Each lands
+    inside a JSON string: the engine's ``render`` escapes it, as the constructs do for
+    CloudFormation, which substitutes text as it is."""
+    filled: dict[str, str] = {}
+    if f"${{{ENDED_EXECUTION_PLACEHOLDER}}}" in definition:
+        filled[ENDED_EXECUTION_PLACEHOLDER] = idempotency_block(settings, ENDED_EXECUTION_INPUT)
+    if f"${{{PLACEHOLDER}}}" in definition:
+        keyless = {"disabled": settings.disabled, "hasKey": False, "timeoutSeconds": settings.timeout_seconds}
+        filled.update(
+            {
+                PLACEHOLDER: idempotency_block(settings),
+                "KeylessIdempotency": json.dumps(keyless),
+                "NoKeyWords": NO_KEY,
+                "DisabledWords": DISABLED,
+            }
+        )
+    return filled
 
 
 def keyed_as_settings_allow(definition: str, settings: IdempotencySettings) -> str:
-    """``definition`` (a standalone flow's text, as its placeholders stand) without Claim's provable
-    states where ``settings`` can never be proven: they would only add two states to every run. Any
-    other definition unchanged."""
-    if is_provable(settings) or f"${{{PLACEHOLDER}}}" not in definition:
+    """``definition`` (a standalone flow's or the release workflow's text, as its placeholders
+    stand) without its provable-key states where ``settings`` can never be proven: they would only
+    add states to every run. Any other definition unchanged."""
+    if is_provable(settings) or not substitutions(settings, definition):
         return definition
     return json.dumps(without_provable_key(json.loads(definition)), indent=2)
 
@@ -257,9 +267,20 @@ def written_in(definition: str, settings: IdempotencySettings) -> str:
 
 
 def without_provable_key(flow: dict[str, Any]) -> dict[str, Any]:
-    """``flow`` (a parsed idempotency flow) keyed by the ComputeKey Lambda alone: where its settings
-    can never be proven, Claim and RouteByEvent would only add two states to every run."""
+    """``flow`` (a parsed idempotency flow or release workflow) keyed by the ComputeKey Lambda alone:
+    where its settings can never be proven, the provable-key states would only add states to every
+    run. What led to them leads to ComputeKey."""
+    states = flow["States"]
     for name in PROVABLE_KEY_STATES:
-        del flow["States"][name]
-    flow["StartAt"] = LAMBDA_KEYED_START
+        states.pop(name, None)
+    flow["StartAt"] = _keyed_by_the_lambda(flow["StartAt"])
+    for state in states.values():
+        for transition in [state, *state.get("Choices", ()), *state.get("Catch", ())]:
+            for field in ("Next", "Default"):
+                if field in transition:
+                    transition[field] = _keyed_by_the_lambda(transition[field])
     return flow
+
+
+def _keyed_by_the_lambda(target: str) -> str:
+    return LAMBDA_KEYED_START if target in PROVABLE_KEY_STATES else target

@@ -33,7 +33,10 @@ REVIEWED_CFN_LINT_WARNINGS = {
 def dummy_value(placeholder: str) -> str:
     """A value of the right shape for each placeholder the ASL files use (the provable key's: the
     example's own)."""
-    provable = provable_key.substitutions(example_settings(), f"${{{provable_key.PLACEHOLDER}}}")
+    provable = provable_key.substitutions(
+        example_settings(),
+        f"${{{provable_key.PLACEHOLDER}}} ${{{provable_key.ENDED_EXECUTION_PLACEHOLDER}}}",
+    )
     if placeholder in provable:
         return provable[placeholder]
     if placeholder.endswith("TableName"):

@@ -385,6 +385,7 @@ def test_each_workflow_releases_abandoned_claims_of_its_own_executions(service: 
     assert set(resources[release]["Properties"]["DefinitionSubstitutions"]) == {
         "ComputeKeyFunctionArn",
         "TableName",
+        "ProvableKeyOfEndedExecution",
     }
     expected = json.loads(EXECUTION_ENDED_PATTERN.read_text())
     expected["detail"]["stateMachineArn"] = [{"Ref": workflow}]

@@ -137,7 +137,7 @@ def test_a_redriven_business_step_holds_the_claim_while_it_runs(
             late = service.cloud.run(
                 release, {"detail": {"executionArn": stopped, "input": json.dumps(ORDER)}}
             )
-            assert late.states[-2:] == ["ReleaseClaim", "NothingToRelease"]
+            assert late.states[-2:] == ["KeyedRelease", "NothingToRelease"]
             assert service.record_for(ORDER) == record
     finally:
         gates.open_all()
@@ -185,7 +185,7 @@ def test_a_late_release_of_the_stopped_run_spares_the_claim_of_the_redriven_run(
     # Given an order stopped in its business step, whose release workflow has looked at the
     # execution (ended, no run running) and is about to delete the claim
     service, release = flow(gate.handler)
-    about_to_release = service.cloud.faults.pause_before("ReleaseClaim", state_machine_arn=release)
+    about_to_release = service.cloud.faults.pause_before("KeyedRelease", state_machine_arn=release)
     arn = stopped_in_its_business_step(service, gate.entered)
     assert about_to_release.entered.wait(GATE_TIMEOUT_SECONDS)
     gate.open()

@@ -46,6 +46,7 @@ def test_the_read_after_a_failed_claim_is_strongly_consistent():
         (FLOW, "Read", DYNAMODB_BUDGET),
         (FLOW, "Complete", DYNAMODB_BUDGET),
         (FLOW, "Release", DYNAMODB_BUDGET),
+        (RELEASE, "KeyedRelease", DYNAMODB_BUDGET),
         (RELEASE, "ReleaseClaim", DYNAMODB_BUDGET),
         (FLOW, "ComputeKey", LAMBDA_BUDGET),
         (FLOW, "Execute", LAMBDA_BUDGET),
@@ -124,6 +125,23 @@ def test_the_inline_steps_retry_the_call_and_the_in_progress_key_with_the_docume
 )
 def test_every_condition_is_exactly_its_clauses(state: dict[str, Any], joiner: str, clauses: list[str]):
     assert state["Parameters"]["ConditionExpression"] == joiner.join(clauses)
+
+
+def test_the_provable_key_s_release_makes_the_same_conditional_delete():
+    # KeyedRelease (JSONata: its key and values are expressions) deletes as ReleaseClaim deletes
+    keyed, computed = RELEASE["KeyedRelease"], RELEASE["ReleaseClaim"]
+    assert keyed["Resource"] == computed["Resource"]
+    for field in ("TableName", "ConditionExpression", "ExpressionAttributeNames"):
+        assert keyed["Arguments"][field] == computed["Parameters"][field], field
+    assert set(keyed["Arguments"]["ExpressionAttributeValues"]) == set(
+        computed["Parameters"]["ExpressionAttributeValues"]
+    )
+    assert keyed["Retry"] == computed["Retry"]
+    # And what it cannot key goes to the key Lambda; a condition that fails releases nothing
+    assert [(c["ErrorEquals"], c["Next"]) for c in keyed["Catch"]] == [
+        (["DynamoDB.ConditionalCheckFailedException"], "NothingToRelease"),
+        (["States.QueryEvaluationError"], "ComputeKey"),
+    ]
 
 
 def test_the_provable_key_s_claim_makes_the_same_conditional_write():

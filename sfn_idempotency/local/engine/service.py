@@ -239,10 +239,15 @@ class IdempotentService:
         """The release workflow (Express) and its rule on this workflow's ended executions, as the
         construct deploys them; returns the release state machine's ARN. The engine sends the status
         change events by itself, as Step Functions does for Standard workflows."""
+        definition = keyed_as_settings_allow(RELEASE_ASL.read_text(encoding="utf-8"), self.settings)
         release = self.cloud.create_state_machine(
             f"{self.name}-release",
-            RELEASE_ASL,
-            {"ComputeKeyFunctionArn": self.compute_key.arn, "TableName": self.table_name},
+            definition,
+            {
+                "ComputeKeyFunctionArn": self.compute_key.arn,
+                "TableName": self.table_name,
+                **provable_key_substitutions(self.settings, definition),
+            },
             workflow_type="EXPRESS",
         )
         watched = load_pattern(EXECUTION_ENDED_PATTERN, {"stateMachineArn": [self.state_machine_arn]})
