@@ -60,6 +60,7 @@ def test_the_activity_api_answers_as_aws_does(local_cloud: LocalCloud):
     # Then it is described and listed once, and deleted
     described = sfn.describe_activity(activityArn=first["activityArn"])
     assert described["name"] == "pack-orders"
+    assert described["encryptionConfiguration"] == {"type": "AWS_OWNED_KEY"}  # moto: null
     assert [a["name"] for a in sfn.list_activities()["activities"]] == ["pack-orders"]
     sfn.delete_activity(activityArn=first["activityArn"])
     assert sfn.list_activities()["activities"] == []
@@ -72,6 +73,17 @@ def test_the_activity_api_answers_as_aws_does(local_cloud: LocalCloud):
         described_gone.value.response["Error"]["Message"]
         == f"Activity Does Not Exist: '{first['activityArn']}'"
     )
+
+
+@pytest.mark.parametrize("operation", ["describe_activity", "get_activity_task", "delete_activity"])
+def test_an_activity_arn_that_is_not_an_arn_is_refused_by_its_prefix(local_cloud: LocalCloud, operation: str):
+    # When an activity operation is given a name where its ARN goes
+    with pytest.raises(ClientError) as refused:
+        getattr(local_cloud.sfn, operation)(activityArn="pack-orders")
+
+    # Then it is refused as AWS refuses it (moto: "Invalid Activity Arn")
+    assert refused.value.response["Error"]["Code"] == "InvalidArn"
+    assert refused.value.response["Error"]["Message"] == "Invalid Arn: 'Invalid ARN prefix: pack-orders'"
 
 
 def test_a_poll_with_nothing_to_do_answers_without_a_token(local_cloud: LocalCloud, short_polls: None):

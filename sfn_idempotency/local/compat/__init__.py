@@ -141,8 +141,8 @@ answers (the Step Functions API)
   64. [speed] An execution whose name fix 5 drew is not looked for among its machine's others.
   72. [L19] DescribeMapRun and UpdateMapRun of an unknown map run answer ResourceNotFound naming
       it (moto failed to build the error: HTTP 500).
-  75. [L19] A state machine or execution ARN that is not an ARN is "Invalid Arn: 'Invalid ARN
-      prefix: …'" (recorded).
+  75. [L19] A state machine, execution or activity ARN that is not an ARN is "Invalid Arn:
+      'Invalid ARN prefix: …'" (recorded).
   105. [L19] An execution input that is not JSON is refused in AWS's words, Jackson's (moto's
       were Python's), and so is NaN or Infinity, which Jackson does not read (moto took them).
   151. [L12] An execution's name is held to the rules of every Step Functions name (``Invalid
@@ -290,6 +290,8 @@ callbacks (activities, and Tasks that wait for a token)
   35. [L28] CreateActivity under a taken name answers that activity (moto refused it).
   36. [L29] SendTaskFailure carries its cause (moto dropped it).
   37. [L28] A missing activity is named as AWS names it.
+  164. [L28] An activity created without an encryption configuration describes AWS's default
+       (moto: null).
 
 versions (versions and aliases of a state machine; a capability: ``local/capabilities/versions.py``)
   44. [L34] PublishStateMachineVersion, ListStateMachineVersions (newest first, paged) and

@@ -532,10 +532,10 @@ def _unknown_map_run_named(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _arn_prefix_checked(original: Callable[[Any, str], None]) -> Callable[[Any, str], None]:
-    """Fix 75: a state machine or execution ARN that is not an ARN at all is refused as AWS refuses
-    it, "Invalid Arn: 'Invalid ARN prefix: <arn>'" (recorded for DescribeStateMachine,
-    ListExecutions, DescribeExecution and GetExecutionHistory; moto named the ARN's kind, or said
-    the execution does not exist)."""
+    """Fix 75: a state machine, execution or activity ARN that is not an ARN at all is refused as AWS
+    refuses it, "Invalid Arn: 'Invalid ARN prefix: <arn>'" (recorded for DescribeStateMachine,
+    ListExecutions, DescribeExecution, GetExecutionHistory, DescribeActivity and GetActivityTask;
+    moto named the ARN's kind, or said the execution does not exist)."""
 
     def validate(self: Any, arn: str) -> None:
         if not str(arn).startswith("arn:"):
@@ -783,6 +783,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(
         75, "moto.stepfunctions.models:StepFunctionBackend", "_validate_execution_arn", _arn_prefix_checked
     ),
+    Patch(75, "moto.stepfunctions.models:StepFunctionBackend", "_validate_activity_arn", _arn_prefix_checked),
     Patch(19, _RESPONSE_CLASS, "_describe_state_machine", _described_state_machine),
     Patch(
         45,

@@ -12,6 +12,8 @@
 36. [L29] ``SendTaskFailure`` carries its ``cause`` to the Task (moto dropped it; recorded).
 37. [L28] An activity that does not exist is ``Activity Does Not Exist: '<arn>'`` (recorded; moto
     said the ARN alone).
+164. [L28] An activity created without an encryption configuration describes AWS's default,
+    ``{"type": "AWS_OWNED_KEY"}`` (recorded; moto answered null, as it does not for a state machine).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from sfn_idempotency.local.compat.patching import Patch
 _STATE_TASK = "moto.stepfunctions.parser.asl.component.state.exec.state_task"
 _CALLBACK = "moto.stepfunctions.parser.asl.eval.callback.callback"
 _HEARTBEAT = "States.HeartbeatTimeout"
+_AWS_OWNED_KEY = "AWS_OWNED_KEY"
 
 
 def _activity_heartbeat_named(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -81,6 +84,15 @@ def _described_or_named_missing(original: Callable[[Any, str], Any]) -> Callable
     return describe_activity
 
 
+def _encrypted_by_default(original: Callable[..., None]) -> Callable[..., None]:
+    """``Activity.__init__``: no configuration is AWS's own key, as DescribeActivity answers it."""
+
+    def init(self: Any, arn: str, name: str, encryption_configuration: Any = None) -> None:
+        original(self, arn, name, encryption_configuration or {"type": _AWS_OWNED_KEY})
+
+    return init
+
+
 def _same_name_same_activity(original: Callable[..., Any]) -> Callable[..., Any]:
     def create_activity(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         existing = next((activity for activity in self.activities.values() if activity.name == name), None)
@@ -99,6 +111,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(34, f"{_CALLBACK}:ActivityTaskStartEndpoint", "__init__", _no_worker_yet),
     Patch(35, "moto.stepfunctions.models:StepFunctionBackend", "create_activity", _same_name_same_activity),
     Patch(36, "moto.stepfunctions.responses:StepFunctionResponse", "send_task_failure", _failure_with_cause),
+    Patch(164, "moto.stepfunctions.models:Activity", "__init__", _encrypted_by_default),
     Patch(
         37, "moto.stepfunctions.models:StepFunctionBackend", "describe_activity", _described_or_named_missing
     ),
