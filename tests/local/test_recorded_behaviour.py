@@ -325,6 +325,23 @@ def _pass(**fields: Any) -> dict[str, Any]:
             "The value for the field 'id.$' must be a valid JSONPath or a valid intrinsic function call",
             "/States/P/Parameters/order",
         ),
+        (
+            {
+                "StartAt": "T",
+                "QueryLanguage": "JSONata",
+                "States": {
+                    "T": {
+                        "Type": "Task",
+                        "Resource": "arn:aws:states:::lambda:invoke",
+                        "Arguments": "{% $states.input %}",
+                        "Credentials": {"Role": "arn:aws:iam::123456789012:role/other"},
+                        "End": True,
+                    }
+                },
+            },
+            "The field 'RoleArn' is required but was missing",
+            "/States/T/Credentials",
+        ),
     ],
     ids=[
         "choice without choices",
@@ -333,6 +350,7 @@ def _pass(**fields: Any) -> dict[str, Any]:
         "input path",
         "result path",
         "a parameter's path",
+        "credentials without a role",
     ],
 )
 def test_a_definition_aws_refuses_is_refused_at_creation_and_validation_in_its_words(
@@ -934,6 +952,23 @@ REFUSED = [
         "SCHEMA_VALIDATION_FAILED",
         "Express state machine does not support '.waitForTaskToken' service integration ",
         "/States/Send/Resource",
+    ),
+    (
+        "EXPRESS",
+        {
+            "StartAt": "Child",
+            "States": {
+                "Child": {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::states:startExecution.sync",
+                    "Parameters": {"StateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:c"},
+                    "End": True,
+                }
+            },
+        },
+        "SCHEMA_VALIDATION_FAILED",
+        "Express state machine does not support '.sync' service integration",
+        "/States/Child/Resource",
     ),
     (
         "STANDARD",

@@ -106,10 +106,11 @@ def _structure(scope: dict[str, Any], at: str, machine_type: str, language: str)
         resource = str(state.get("Resource", ""))
         unsupported = next((s for s in _EXPRESS_UNSUPPORTED if resource.endswith(s)), None)
         if machine_type == "EXPRESS" and unsupported is not None:
-            # (AWS's message ends with a space, as recorded)
+            # (AWS's message for a callback ends with a space, for a .sync not: both recorded)
+            ending = " " if unsupported == ".waitForTaskToken" else ""
             yield Diagnostic(
                 SCHEMA,
-                f"Express state machine does not support '{unsupported}' service integration ",
+                f"Express state machine does not support '{unsupported}' service integration{ending}",
                 f"{where}/Resource",
             )
         state_language = state.get("QueryLanguage", language)
@@ -141,7 +142,10 @@ _REQUIRED_FIELDS = {"Choice": "Choices", "Parallel": "Branches"}
 def _required_fields(state: dict[str, Any], where: str) -> Iterator[Diagnostic]:
     """AWS's words for a missing field and an empty list (recorded for a Credentials' RoleArn and
     a Parallel's Branches); moto accepted a Choice without rules and failed each execution with
-    Python's AttributeError."""
+    Python's AttributeError, and refused Credentials without a RoleArn in its parser's words."""
+    credentials = state.get("Credentials")
+    if isinstance(credentials, dict) and not {"RoleArn", "RoleArn.$"} & credentials.keys():
+        yield Diagnostic(SCHEMA, "The field 'RoleArn' is required but was missing", f"{where}/Credentials")
     field = _REQUIRED_FIELDS.get(str(state.get("Type")))
     if field is None:
         return
