@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.http.mapping_templates import Parameters, render
 
 DEADLINE_SECONDS = 30
 CLOSES_WITHIN_SECONDS = 0.25  # socketserver's default poll alone took up to 0.5 s
@@ -202,6 +203,42 @@ def test_the_template_sees_input_params_path_json_util_context_and_stage_variabl
         "emptyString": True,
         "upper": "BETA",
     }
+
+
+# An integration response template as public apps write one: a 404 for the error their workflow
+# answers, the output otherwise.
+DELETE_RESPONSE = """#if($input.path('$.error').toString().equals("DynamoDB.ConditionalCheckFailedException"))
+#set($context.responseOverride.status = 404)gone#{else}$input.path('$.output')#end"""
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "text"),
+    [
+        ({"status": "SUCCEEDED", "output": "deleted"}, None, "deleted"),
+        ({"status": "FAILED", "error": "DynamoDB.ConditionalCheckFailedException"}, 404, "gone"),
+    ],
+    ids=["success-has-no-error", "the-error-it-names"],
+)
+def test_a_method_called_on_a_missing_value_is_false_in_an_if(
+    answer: dict[str, Any], status: int | None, text: str
+):
+    # When the template renders an answer with and without the error it tests for
+    rendered = render(
+        DELETE_RESPONSE, body=json.dumps(answer), parameters=Parameters(), context={}, stage_variables={}
+    )
+
+    # Then a method called on the missing error is false, as in Velocity (airspeed took it as true:
+    # every success answered 404); the error named selects the 404
+    assert (rendered.status, rendered.text) == (status, text)
+    # And a missing value itself stays true in #if, as API Gateway was recorded rendering it
+    missing = render(
+        "#if($input.path('$.error'))yes#end",
+        body="{}",
+        parameters=Parameters(),
+        context={},
+        stage_variables={},
+    )
+    assert missing.text == "yes"
 
 
 # -- Lambda, not a proxy ---------------------------------------------------------------------------

@@ -65,6 +65,17 @@ _JAVA_MAP_METHODS = {
 _BEAN_PROPERTIES = {"empty": lambda value: not value}
 
 
+class _NullCall(str):
+    """What a method called on null gives: nothing, written as nothing and false in ``#if``, and so
+    is every method called on it. airspeed gave None, which its ``#if`` takes as true (as API Gateway
+    was recorded taking a null reference: ``#if($missing)``), so a template's
+    ``#if($input.path('$.error').toString().equals("…"))`` held on a success, where Velocity's call
+    on null is false (as the public templates written against API Gateway rely on)."""
+
+
+_NULL_CALL = _NullCall("")
+
+
 def _install_java_methods() -> None:
     """Add, never replace: a method airspeed already answers keeps its answer."""
     for kind, methods in ((str, _JAVA_STRING_METHODS), (dict, _JAVA_MAP_METHODS)):
@@ -77,6 +88,8 @@ def _install_java_methods() -> None:
     calculate = name_or_call.calculate
 
     def with_bean_properties(self: Any, current_object: Any, loader: Any, top_namespace: Any) -> Any:
+        if self.parameters is not None and (current_object is None or current_object is _NULL_CALL):
+            return _NULL_CALL  # a method called on null
         property_of = _BEAN_PROPERTIES.get(self.name)
         if (
             property_of is not None
