@@ -105,6 +105,27 @@ def test_the_failed_order_is_marked_at_the_business_step_with_its_error(page: Pa
     assert "o-1003" in detail.text
 
 
+def test_a_function_s_errors_are_listed_from_its_log_group(page: Page, served: Showcase):
+    # Given the demo's failing orders: its business function raised twice (a state machine invoked it)
+    function = served.service.business.name  # type: ignore[union-attr]
+
+    # When the function errors open
+    page.open("#/functions")
+
+    # Then each error is listed, newest first, in the runtime's words
+    page.one(f'#function-error-list tr[data-function="{function}"]')
+    rows = page.all(f'#function-error-list tr[data-function="{function}"]')
+    headlines = [row.find_element("css selector", "summary").text for row in rows]
+    assert [headline.split(":")[0] for headline in headlines] == [
+        "InvalidOrderError",
+        "PaymentGatewayTimeout",
+    ]
+    # And a click shows the whole record, its traceback too
+    rows[0].find_element("css selector", "summary").click()
+    assert "Traceback (most recent call last):" in rows[0].find_element("css selector", "pre").text
+    assert page.error_banner() == ""
+
+
 def test_executions_are_filtered_by_status_newest_first(page: Page, served: Showcase):
     # Given the demo's executions, some failed
     machine = served.service.state_machine_arn

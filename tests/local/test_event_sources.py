@@ -518,3 +518,31 @@ def test_a_partial_batch_response_redelivers_only_the_records_it_names(
 
     local_cloud.wait_until(settled, timeout=20, what="the queue emptied")
     assert sorted(moved) == dead_letters
+
+
+def test_a_function_s_error_is_written_to_its_log_group_whoever_invoked_it(local_cloud: LocalCloud):
+    # Given a Python function that fails (its error is the event it got), never invoked before
+    function = telling_function(local_cloud)
+    logs = local_cloud.client("logs")
+    assert logs.describe_log_groups(logGroupNamePrefix="/aws/lambda/")["logGroups"] == []
+
+    # When the Lambda API invokes it, and then an EventBridge rule does
+    answer = local_cloud.client("lambda").invoke(FunctionName=function, Payload=b'{"by": "api"}')
+    events = local_cloud.client("events")
+    events.put_rule(Name="orders", EventPattern=json.dumps({"source": ["shop"]}))
+    events.put_targets(Rule="orders", Targets=[{"Id": "tell", "Arn": function}])
+    failures = reported_failures()
+    events.put_events(Entries=[{"Source": "shop", "DetailType": "OrderPlaced", "Detail": "{}"}])
+    local_cloud.wait_until(lambda: len(failures) == 3, timeout=20, what="the rule's three attempts")
+
+    # Then each run's error is in the function's log group, as Lambda's Python runtime writes it:
+    # the error's type and message, then its traceback
+    assert answer["FunctionError"] == "Unhandled"
+    records = [
+        event["message"] for event in logs.filter_log_events(logGroupName="/aws/lambda/tell")["events"]
+    ]
+    assert len(records) == 4
+    first_line, traceback_header, *_ = records[0].splitlines()
+    assert first_line == '[ERROR] ValueError: {"by": "api"}'
+    assert traceback_header == "Traceback (most recent call last):"
+    assert all(record.startswith("[ERROR] ValueError: ") for record in records)

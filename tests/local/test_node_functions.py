@@ -122,7 +122,7 @@ def test_a_callback_handler_on_nodejs24_is_refused_as_lambda_refuses_it(function
     )
 
 
-def test_an_error_is_reported_with_its_type_message_and_trace(functions: Functions):
+def test_an_error_is_reported_with_its_type_message_and_trace(functions: Functions, local_cloud: LocalCloud):
     functions.create("fails", "index.fails")
     error, payload, _ = functions.invoke("fails")
     assert error == "Unhandled"
@@ -131,6 +131,10 @@ def test_an_error_is_reported_with_its_type_message_and_trace(functions: Functio
     # The trace names the function's file where Lambda unpacks it, not the engine's folders
     assert any("file:///var/task/index.mjs" in line for line in payload["trace"])
     assert not any("node_bootstrap" in line or "sfn-local-" in line for line in payload["trace"])
+    # And its log group has the Node.js runtime's record of it: "Invoke Error", the error as JSON
+    (record,) = local_cloud.client("logs").filter_log_events(logGroupName="/aws/lambda/fails")["events"]
+    level, words, error_json = record["message"].split("\t")
+    assert (level, words, json.loads(error_json)) == ("ERROR", "Invoke Error ", payload)
 
 
 def test_a_time_out_answers_sandbox_timedout_and_the_next_call_starts_afresh(functions: Functions):

@@ -421,8 +421,57 @@ function forgetButton(table, key) {
   return box;
 }
 
+// -- function errors: what each function's runtime wrote to its CloudWatch Logs group ----------
+// The engine writes a function's errors there, whoever invoked it (a trigger has no caller to
+// tell), as Lambda's runtimes do; this is where AWS's console sends one to look.
+const FUNCTION_LOG_PREFIX = "/aws/lambda/";
+const FUNCTION_ERRORS_SHOWN = 50;
+
+// The record's headline: a Python runtime's "[ERROR] Type: message" line, a Node.js runtime's
+// "Invoke Error" JSON as "Type: message".
+function errorHeadline(message) {
+  const invokeError = message.match(/Invoke Error \t(\{.*\})\s*$/s);
+  if (invokeError) {
+    try {
+      const error = JSON.parse(invokeError[1]);
+      return `${error.errorType}: ${error.errorMessage}`;
+    } catch { /* not the runtime's JSON: its first line below */ }
+  }
+  return message.split("\n")[0].replace(/^\[ERROR\] /, "");
+}
+
+async function functionErrors() {
+  const groups = await allPages(call, "logs", "DescribeLogGroups", { logGroupNamePrefix: FUNCTION_LOG_PREFIX }, "logGroups");
+  const perGroup = await Promise.all(groups.map(async (group) => {
+    const events = await allPages(call, "logs", "FilterLogEvents", { logGroupName: group.logGroupName }, "events", "nextToken", FUNCTION_ERRORS_SHOWN);
+    return events.map((event) => ({ ...event, fn: group.logGroupName.slice(FUNCTION_LOG_PREFIX.length) }));
+  }));
+  return perGroup.flat().sort((a, b) => b.timestamp - a.timestamp).slice(0, FUNCTION_ERRORS_SHOWN);
+}
+
+async function functionsView() {
+  const box = el("div", { id: "function-errors" });
+  fill(main,
+    el("h1", {}, "Function errors"),
+    el("p", { class: "facts" }, "The newest errors of every function, from its CloudWatch Logs group ", el("code", {}, `${FUNCTION_LOG_PREFIX}<name>`), ", whoever invoked it."),
+    box);
+  async function refresh() {
+    const errors = await functionErrors();
+    fill(box, errors.length === 0 ? el("p", {}, "No function has failed.") :
+      el("table", { class: "list", id: "function-error-list" },
+        el("thead", {}, el("tr", {}, el("th", {}, "Time"), el("th", {}, "Function"), el("th", {}, "Error"))),
+        el("tbody", {}, errors.map((e) =>
+          el("tr", { "data-function": e.fn },
+            el("td", {}, shortTime(e.timestamp / 1000)),
+            el("td", {}, e.fn),
+            el("td", {}, el("details", {}, el("summary", {}, errorHeadline(e.message)), el("pre", {}, e.message))))))));
+  }
+  await refresh();
+  every(REFRESH_MS, () => refresh().catch(showError));
+}
+
 // -- routing ----------------------------------------------------------------------------------
-const VIEWS = { "": machinesView, machine: machineView, execution: executionView, records: recordsView };
+const VIEWS = { "": machinesView, machine: machineView, execution: executionView, records: recordsView, functions: functionsView };
 
 async function show() {
   timers.forEach(clearInterval);

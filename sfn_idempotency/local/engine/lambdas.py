@@ -26,6 +26,7 @@ from moto.moto_api._internal import mock_random
 from sfn_idempotency.flow.resources import LAMBDAS_DIR
 from sfn_idempotency.local.controls.calls import Reply
 from sfn_idempotency.local.controls.faults import FaultPlan, FunctionResult
+from sfn_idempotency.local.observability import function_logs
 
 Handler = Callable[[Any, Any], Any]
 
@@ -195,8 +196,10 @@ class LambdaRuntime:
         try:
             result = function.handler(event, context)
         except Exception as error:
+            payload = error_payload(error, context)
+            function_logs.log_error(self._account, self._region, function.name, _HANDLER_RUNTIME, payload)
             return Reply.lambda_payload(
-                error_payload(error, context), function_error="Unhandled", request_id=context.aws_request_id
+                payload, function_error="Unhandled", request_id=context.aws_request_id
             )
         except SystemExit as error:  # the runtime's process ends: Lambda answers at once
             return Reply.lambda_payload(
@@ -221,6 +224,7 @@ class LambdaRuntime:
 # The runtime of a function given as a callable: it runs on the engine's own Python.
 ENGINE_RUNTIME = f"python{sys.version_info.major}.{sys.version_info.minor}"
 # The runtimes whose interface client writes characters as they are, not as \u escapes.
+_HANDLER_RUNTIME = "python"  # the engine's own functions are Python handlers: their records are Python's
 _UNESCAPED_RUNTIMES = frozenset({"python3.12", "python3.13", "python3.14", "python3.15"})
 
 

@@ -1,9 +1,11 @@
-"""Each failed run of a function that a trigger invoked (an SQS queue's event source mapping, an
-EventBridge rule, an SNS subscription), as it happens, for whoever listens (``serve`` prints one line
-each). Nobody else would see it: a trigger's invocation has no caller to answer, so a function that
-fails to load or run behind one stays silent while its message waits in the queue (or goes to its
-dead-letter queue), or its event is retried and dropped. A state machine's failed Tasks are
-task_failures'; a Lambda API caller gets the error itself.
+"""Each failed run of a function, where one looks for it: in the function's CloudWatch Logs group
+(``/aws/lambda/<name>``), whoever invoked it, as Lambda's runtimes write the error there (the console
+and ``aws logs tail`` read it); and, for a run a trigger invoked (an SQS queue's event source
+mapping, an EventBridge rule, an SNS subscription), as it happens, for whoever listens (``serve``
+prints one line each). Nobody else would see that one: a trigger's invocation has no caller to
+answer, so a function that fails to load or run behind one stays silent while its message waits in
+the queue (or goes to its dead-letter queue), or its event is retried and dropped. A state
+machine's failed Tasks are task_failures'; a Lambda API caller gets the error itself.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from sfn_idempotency.local.compat.lambda_runtime import invocation_trigger
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
+from sfn_idempotency.local.observability import function_logs
 from sfn_idempotency.local.observability.task_failures import failure_words
 
 _LAMBDA_BACKEND = "moto.awslambda.models:LambdaBackend"
@@ -37,15 +40,21 @@ listeners: list[Callable[[FunctionFailure], None]] = []
 
 
 def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``LambdaBackend.invoke``: a trigger's invocation that answered a function error is reported."""
+    """``LambdaBackend.invoke``: an invocation that answered a function error is written to the
+    function's log group, whoever invoked it; a trigger's is reported too."""
 
     def invoke(
         self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
     ) -> Any:
         answer = original(self, function_name, qualifier, body, headers, response_headers)
+        if _FUNCTION_ERROR not in response_headers:
+            return answer
+        name = _name_of(function_name)
+        payload = _payload_of(answer)
+        _logged(self, name, payload)
         trigger = invocation_trigger.name
-        if trigger and listeners and _FUNCTION_ERROR in response_headers:
-            failure = FunctionFailure(function_name.rsplit(":", 1)[-1], trigger, *_error_of(answer))
+        if trigger and listeners:
+            failure = FunctionFailure(name, trigger, *_error_of(payload))
             for listener in list(listeners):
                 listener(failure)
         return answer
@@ -53,14 +62,30 @@ def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
     return invoke
 
 
-def _error_of(answer: Any) -> tuple[str, str]:
-    """(errorType, errorMessage) of a function error's payload, as Lambda's runtimes write it."""
+def _name_of(function: str) -> str:
+    """A function's name from its name or ARN, qualified or not."""
+    return function.split(":")[6] if function.startswith("arn:") else function.split(":")[0]
+
+
+def _logged(lambdas: Any, name: str, payload: Any) -> None:
     try:
-        payload = json.loads(answer)
+        runtime = str(lambdas.get_function(name).run_time or "")
+    except Exception:  # deleted meanwhile: nothing to log it under
+        return
+    function_logs.log_error(lambdas.account_id, lambdas.region_name, name, runtime, payload)
+
+
+def _payload_of(answer: Any) -> Any:
+    try:
+        return json.loads(answer)
     except (TypeError, ValueError):
-        return "", str(answer or "")
+        return answer
+
+
+def _error_of(payload: Any) -> tuple[str, str]:
+    """(errorType, errorMessage) of a function error's payload, as Lambda's runtimes write it."""
     if not isinstance(payload, dict):
-        return "", str(payload)
+        return "", "" if payload is None else str(payload)
     return str(payload.get("errorType") or ""), str(payload.get("errorMessage") or "")
 
 
