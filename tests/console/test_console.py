@@ -107,7 +107,7 @@ def test_the_failed_order_is_marked_at_the_business_step_with_its_error(page: Pa
 
 def test_a_function_s_errors_are_listed_from_its_log_group(page: Page, served: Showcase):
     # Given the demo's failing orders: its business function raised twice (a state machine invoked it)
-    function = served.service.business.name  # type: ignore[union-attr]
+    function = served.service.business_function
 
     # When the function errors open
     page.open("#/functions")
