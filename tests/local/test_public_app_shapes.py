@@ -143,6 +143,26 @@ def test_a_select_past_its_list_s_end_fails_the_resource_in_cloudformation_s_wor
     assert local_cloud.client("sqs").list_queues().get("QueueUrls", []) == []
 
 
+def test_a_queue_with_a_property_cloudformation_does_not_have_fails_to_create_naming_it(
+    local_cloud: LocalCloud, tmp_path: Path
+):
+    # Given a queue named by a property AWS::SQS::Queue does not have (Name, not QueueName), with
+    # a policy on it, as an AWS sample writes it (moto renamed the queue behind its own key, and the
+    # policy failed "The specified queue does not exist.")
+    (tmp_path / "template.yaml").write_text(
+        "Resources:\n  Jobs:\n    Type: AWS::SQS::Queue\n    Properties:\n      Name: jobs\n"
+        "  JobsPolicy:\n    Type: AWS::SQS::QueuePolicy\n    Properties:\n"
+        "      Queues: [!Ref Jobs]\n      PolicyDocument: {Statement: []}\n"
+    )
+    # When it is deployed, Then the queue fails, naming the property, and nothing is left
+    with pytest.raises(
+        DeploymentError,
+        match=r"Jobs \(AWS::SQS::Queue\) failed to create: Encountered unsupported property Name$",
+    ):
+        local_cloud.deploy_template(tmp_path)
+    assert local_cloud.client("sqs").list_queues().get("QueueUrls", []) == []
+
+
 def test_a_managed_policy_s_document_given_as_json_text_is_the_policy(
     local_cloud: LocalCloud, tmp_path: Path
 ):

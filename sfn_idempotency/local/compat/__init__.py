@@ -333,6 +333,8 @@ cloudformation (stacks)
       ``DefinitionSubstitutions``, type, logging, tracing and tags; updated in place unless its name
       or type changes; ``Fn::GetAtt`` ``Arn``.
   39. [L31] ``AWS::SQS::QueuePolicy`` sets its queues' ``Policy`` (moto skipped the type).
+  165. [L31] A queue with a property CloudFormation does not have fails to create, naming it (moto
+       passed it on: a ``Name`` renamed the queue behind its key, and its policy found no queue).
   158. [L31] ``AWS::SNS::Subscription`` subscribes its endpoint to its topic with its attributes
        (filter policy, raw delivery...); moto had no model, so a stack's topic delivered to nobody.
   40. [L31] A stack's table gets its TTL and point-in-time recovery, and an update changes it in

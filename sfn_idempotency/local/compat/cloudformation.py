@@ -671,6 +671,47 @@ def _table_with_settings(original: Callable[..., Any]) -> Any:
     return _as_classmethod(create)(original)
 
 
+# -- fix 165: a queue's properties are CloudFormation's ----------------------------------------
+# AWS::SQS::Queue's properties (https://docs.aws.amazon.com/AWSCloudFormation/latest/TemplateReference/aws-resource-sqs-queue.html).
+_QUEUE_PROPERTIES = frozenset(
+    {
+        "ContentBasedDeduplication",
+        "DeduplicationScope",
+        "DelaySeconds",
+        "FifoQueue",
+        "FifoThroughputLimit",
+        "KmsDataKeyReusePeriodSeconds",
+        "KmsMasterKeyId",
+        "MaximumMessageSize",
+        "MessageRetentionPeriod",
+        "QueueName",
+        "ReceiveMessageWaitTimeSeconds",
+        "RedriveAllowPolicy",
+        "RedrivePolicy",
+        "SqsManagedSseEnabled",
+        "Tags",
+        "VisibilityTimeout",
+    }
+)
+
+
+def _queue_of_its_properties(original: Callable[..., Any]) -> Any:
+    """A queue with a property CloudFormation does not have fails to create, as it does on AWS:
+    moto passed every property on to the queue as an attribute, so a ``Name`` (not a property:
+    ``QueueName`` is) renamed the queue behind its own key, and what named the queue later (a
+    queue policy) found none."""
+
+    def create(
+        resource_name: str, cloudformation_json: Any, account_id: str, region_name: str, **kwargs: Any
+    ) -> Any:
+        unknown = sorted(set(cloudformation_json.get("Properties") or {}) - _QUEUE_PROPERTIES)
+        if unknown:
+            raise ValueError(f"Encountered unsupported property {unknown[0]}")
+        return original(resource_name, cloudformation_json, account_id, region_name, **kwargs)
+
+    return _as_classmethod(create)(original)
+
+
 def _update_table(
     original_resource: Any,
     new_resource_name: str,
@@ -863,6 +904,7 @@ PATCHES: tuple[Patch, ...] = (
     Patch(69, "moto.cloudwatch.models:CloudWatchBackend", "put_metric_alarm", keep),
     Patch(40, _TABLE, "create_from_cloudformation_json", _table_with_settings),
     Patch(40, _TABLE, "update_from_cloudformation_json", _as_classmethod(_update_table)),
+    Patch(165, "moto.sqs.models:Queue", "create_from_cloudformation_json", _queue_of_its_properties),
     Patch(80, _FUNCTION, "create_from_cloudformation_json", _function_with_layers),
     Patch(80, _FUNCTION, "_get_layers_data", keep),
     Patch(100, _FUNCTION, "_create_zipfile_from_plaintext_code", _inline_code_for_node_too),
