@@ -44,7 +44,9 @@ GROUPS = (
     Group("default categories", "default"),
     Group("default categories, strict", "default", strict=True),
     Group("testing categories", "testing"),
+    Group("testing categories, strict", "testing", strict=True),
     Group("API categories", "api"),
+    Group("API categories, strict", "api", strict=True),
     Group("TestState", "test_state"),
     Group("TestState, strict", "test_state", strict=True),
 )
