@@ -15,7 +15,7 @@ from aws_cdk.assertions import Template
 from sfn_idempotency.cdk.idempotent_workflow import IdempotentWorkflow
 from sfn_idempotency.cdk.lambda_code import RUNTIME
 from sfn_idempotency.flow.redrive_fence import RedriveFenceWarning
-from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
+from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL, RELEASE_ASL
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 
 
@@ -188,3 +188,35 @@ def test_a_key_the_provable_key_can_never_compute_starts_at_the_key_lambda():
     assert _start_of(build(hash_function="blake2b")) == "ComputeKey"
     assert _start_of(build(event_key_jmespath="items[0]")) == "ComputeKey"
     assert _start_of(build(event_key_jmespath="orderId")) == "Claim"
+
+
+def _release_of(workflow: IdempotentWorkflow) -> tuple[set[str], dict[str, Any]]:
+    """The release workflow's substitutions, and its definition (inline, else the ASL file)."""
+    template = Template.from_stack(cdk.Stack.of(workflow)).to_json()
+    (properties,) = [
+        resource["Properties"]
+        for resource in template["Resources"].values()
+        if resource["Type"] == "AWS::StepFunctions::StateMachine"
+        and resource["Properties"].get("StateMachineType") == "EXPRESS"
+    ]
+    if "DefinitionString" not in properties:
+        return set(properties["DefinitionSubstitutions"]), json.loads(RELEASE_ASL.read_text(encoding="utf-8"))
+    body = properties["DefinitionString"]
+    text = body if isinstance(body, str) else "".join(p for p in body["Fn::Join"][1] if isinstance(p, str))
+    return set(properties["DefinitionSubstitutions"]), json.loads(text)
+
+
+def test_the_release_workflow_keys_by_the_expression_only_where_the_key_is_provable():
+    # Given a workflow whose key is provable, and one whose hash $hash lacks
+    provable_substitutions, provable = _release_of(build(event_key_jmespath="orderId"))
+    never_substitutions, never = _release_of(build(hash_function="blake2b"))
+
+    # Then the first releases through KeyedRelease, the expression written in; the other has no such
+    # state (it would only fail over to ComputeKey every time), and every way to it leads to ComputeKey
+    assert "KeyedRelease" in provable["States"]
+    assert "ProvableKeyOfEndedExecution" in provable_substitutions
+    assert "KeyedRelease" not in never["States"]
+    assert "ProvableKeyOfEndedExecution" not in never_substitutions
+    assert {never["States"][name]["Next"] for name in ("EndedRunIsThePrevious", "EndedRunIsTheLast")} == {
+        "ComputeKey"
+    }
