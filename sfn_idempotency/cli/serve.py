@@ -278,9 +278,9 @@ def _console(actions: bool, region: str) -> ConsoleSettings | None:
 def report_failures(cloud: LocalCloud) -> None:
     """One line on stderr for each failed Task attempt of the served apps, but for the flow's own
     expected answers (a duplicate's claim, a fenced completion or release: is_a_flow_answer), which
-    are its way of working, not failures; and one for each failed run of a function a queue's
-    event source mapping invoked, which no caller sees."""
-    from sfn_idempotency.local.observability import function_failures
+    are its way of working, not failures; one for each failed run of a function a trigger
+    invoked, which no caller sees; and one for each e-mail or SMS the engine does not send."""
+    from sfn_idempotency.local.observability import function_failures, unsent_notifications
 
     def report(failure: TaskFailure) -> None:
         if not is_a_flow_answer(failure.state, failure.error):
@@ -290,6 +290,11 @@ def report_failures(cloud: LocalCloud) -> None:
     function_failures.listeners.append(
         lambda failure: print(
             f"sfn-idempotency: function failed: {failure.line()}", file=sys.stderr, flush=True
+        )
+    )
+    unsent_notifications.listeners.append(
+        lambda notification: print(
+            f"sfn-idempotency: not sent: {notification.line()}", file=sys.stderr, flush=True
         )
     )
 

@@ -23,6 +23,7 @@ from sfn_idempotency.deployed.executions import wait_for_execution
 from sfn_idempotency.flow.graph import mermaid
 from sfn_idempotency.flow.resources import IDEMPOTENCY_ASL
 from sfn_idempotency.lambdas.compute_key.computation import key_of
+from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.engine.backends import ServerBackend
 from sfn_idempotency.settings import example_settings
 from tests import REPOSITORY_ROOT
@@ -623,6 +624,39 @@ def test_a_port_whose_last_connection_is_in_time_wait_is_free_to_serve():
         assert httpx.get(f"{backend.endpoint_url}/", timeout=COMMAND_DEADLINE_SECONDS).status_code < 500
     finally:
         backend.stop()
+
+
+def test_serve_shows_each_e_mail_and_sms_it_does_not_send(
+    local_cloud: LocalCloud, capsys: pytest.CaptureFixture[str]
+):
+    # Given serve's report, and a topic with an e-mail subscription that filters, and a phone
+    report_failures(local_cloud)
+    sns = local_cloud.client("sns")
+    topic = sns.create_topic(Name="alerts")["TopicArn"]
+    sns.subscribe(
+        TopicArn=topic,
+        Protocol="email",
+        Endpoint="ops@example.com",
+        Attributes={"FilterPolicy": json.dumps({"severity": ["high"]})},
+    )
+    sns.subscribe(TopicArn=topic, Protocol="sms", Endpoint="+15555550100")
+
+    # When a high and a low alert are published
+    for severity in ("high", "low"):
+        sns.publish(
+            TopicArn=topic,
+            Subject="Disk",
+            Message=f"disk {severity}\n  on host-1",
+            MessageAttributes={"severity": {"DataType": "String", "StringValue": severity}},
+        )
+
+    # Then each message SNS would send is one line, as its filter policy let it through
+    lines = [line for line in capsys.readouterr().err.splitlines() if "not sent:" in line]
+    assert lines == [
+        "sfn-idempotency: not sent: SNS alerts to email ops@example.com [Disk]: disk high on host-1",
+        "sfn-idempotency: not sent: SNS alerts to sms +15555550100 [Disk]: disk high on host-1",
+        "sfn-idempotency: not sent: SNS alerts to sms +15555550100 [Disk]: disk low on host-1",
+    ]
 
 
 def test_serve_reports_failed_tasks_but_not_the_flow_s_own_answers(
