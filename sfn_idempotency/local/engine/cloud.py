@@ -39,12 +39,7 @@ from sfn_idempotency.local.engine.results import ExecutionResult
 from sfn_idempotency.local.http.request_guard import AccessPolicy
 from sfn_idempotency.local.http.served_apis import IntegrationServices, ServedApis
 from sfn_idempotency.local.http.server import stage_urls
-from sfn_idempotency.local.observability import (
-    function_failures,
-    metric_filters,
-    task_failures,
-    unsent_notifications,
-)
+from sfn_idempotency.local.observability import metric_filters, reports, task_failures
 from sfn_idempotency.local.observability.log_groups import logging_to_own_group, own_log_group
 from sfn_idempotency.local.observability.outcomes import outcome_counts, put_metric_filters
 from sfn_idempotency.local.runtimes import code_folders
@@ -133,9 +128,7 @@ class LocalCloud:
         activities.install()
         redrive.install()
         metric_filters.install()
-        task_failures.install()
-        function_failures.install()
-        unsent_notifications.install()
+        reports.install()
         task_deadlines.install()
         call_origins.install()
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
@@ -182,9 +175,7 @@ class LocalCloud:
             compat.retry_time.scale = 1.0
             compat.redrive_clock.now = compat.state_clock.now = time.time
             compat.service_tasks.api_gateway.answer = None
-            task_failures.listeners.clear()
-            function_failures.listeners.clear()
-            unsent_notifications.listeners.clear()
+            reports.forget_listeners()
             task_deadlines.active.clock = None
             compat.execution_ends.ends.listeners.clear()
             retention.retention.keep(None)
