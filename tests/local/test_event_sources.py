@@ -257,12 +257,9 @@ def test_a_target_receives_its_input_or_its_transformed_event(
     assert result.output == expected_input
 
 
-def test_a_message_its_function_keeps_failing_reaches_the_dead_letter_queue_each_failure_reported(
-    local_cloud: LocalCloud,
-):
-    # Given a queue (visibility 1 s) whose redrive policy moves a message received twice to its DLQ,
-    # and a Python function behind it, through an event source mapping, that fails to run
-    sqs = local_cloud.client("sqs")
+def queue_with_dead_letters(sqs: Any) -> tuple[str, str, str]:
+    """A queue (visibility 1 s) whose redrive policy moves a message received twice to its DLQ:
+    its URL and ARN, and the DLQ's URL."""
     dlq = sqs.create_queue(QueueName="orders-dlq")["QueueUrl"]
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2})
@@ -272,19 +269,39 @@ def test_a_message_its_function_keeps_failing_reaches_the_dead_letter_queue_each
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
+    return queue, queue_arn, dlq
+
+
+def python_function(cloud: LocalCloud, name: str, code: str, **extra: Any) -> str:
+    """A Python function ``name`` whose ``app.py`` is ``code``, created through the Lambda API: its ARN."""
     archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as code:
-        code.writestr("app.py", "def handler(event, context):\n    raise KeyError('customerId')\n")
-    role = local_cloud.client("iam").create_role(RoleName="consumer", AssumeRolePolicyDocument="{}")["Role"]
-    lambdas = local_cloud.client("lambda")
-    lambdas.create_function(
-        FunctionName="consume",
+    with zipfile.ZipFile(archive, "w") as folder:
+        folder.writestr("app.py", code)
+    role = cloud.client("iam").create_role(RoleName=f"{name}-role", AssumeRolePolicyDocument="{}")["Role"]
+    created = cloud.client("lambda").create_function(
+        FunctionName=name,
         Runtime="python3.13",
         Role=role["Arn"],
         Handler="app.handler",
         Code={"ZipFile": archive.getvalue()},
+        **extra,
     )
-    lambdas.create_event_source_mapping(EventSourceArn=queue_arn, FunctionName="consume", BatchSize=1)
+    return str(created["FunctionArn"])
+
+
+def test_a_message_its_function_keeps_failing_reaches_the_dead_letter_queue_each_failure_reported(
+    local_cloud: LocalCloud,
+):
+    # Given a queue (visibility 1 s) whose redrive policy moves a message received twice to its DLQ,
+    # and a Python function behind it, through an event source mapping, that fails to run
+    sqs = local_cloud.client("sqs")
+    queue, queue_arn, dlq = queue_with_dead_letters(sqs)
+    python_function(
+        local_cloud, "consume", "def handler(event, context):\n    raise KeyError('customerId')\n"
+    )
+    local_cloud.client("lambda").create_event_source_mapping(
+        EventSourceArn=queue_arn, FunctionName="consume", BatchSize=1
+    )
     failures: list[Any] = []
     function_failures.listeners.append(failures.append)
 
@@ -312,18 +329,7 @@ TELLING_FUNCTION = "import json\n\ndef handler(event, context):\n    raise Value
 
 
 def telling_function(cloud: LocalCloud) -> str:
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as code:
-        code.writestr("app.py", TELLING_FUNCTION)
-    role = cloud.client("iam").create_role(RoleName="teller", AssumeRolePolicyDocument="{}")["Role"]
-    created = cloud.client("lambda").create_function(
-        FunctionName="tell",
-        Runtime="python3.13",
-        Role=role["Arn"],
-        Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
-    )
-    return str(created["FunctionArn"])
+    return python_function(cloud, "tell", TELLING_FUNCTION)
 
 
 def reported_failures() -> list[function_failures.FunctionFailure]:
@@ -465,28 +471,9 @@ def test_a_partial_batch_response_redelivers_only_the_records_it_names(
     # Given a queue (visibility 1 s) whose DLQ takes a message received twice, and a function behind
     # it that answers a batch by naming its "bad" records as failed
     sqs = local_cloud.client("sqs")
-    dlq = sqs.create_queue(QueueName="orders-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    redrive = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 2})
-    queue = sqs.create_queue(
-        QueueName="orders", Attributes={"VisibilityTimeout": "1", "RedrivePolicy": redrive}
-    )["QueueUrl"]
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as code:
-        code.writestr("app.py", REPORTING_FUNCTION)
-    role = local_cloud.client("iam").create_role(RoleName="batcher", AssumeRolePolicyDocument="{}")["Role"]
+    queue, queue_arn, dlq = queue_with_dead_letters(sqs)
+    python_function(local_cloud, "batch", REPORTING_FUNCTION, Environment={"Variables": {"NAMED": named}})
     lambdas = local_cloud.client("lambda")
-    lambdas.create_function(
-        FunctionName="batch",
-        Runtime="python3.13",
-        Role=role["Arn"],
-        Handler="app.handler",
-        Code={"ZipFile": archive.getvalue()},
-        Environment={"Variables": {"NAMED": named}},
-    )
     mapping = lambdas.create_event_source_mapping(
         EventSourceArn=queue_arn,
         FunctionName="batch",

@@ -202,7 +202,8 @@ def _one_event_per_batch(_original: Callable[..., bool]) -> Callable[..., bool]:
 
     def send_sqs_batch(self: Any, function_arn: str, messages: Any, queue_arn: str) -> bool:
         region = queue_arn.split(":")[3]
-        held = _as_the_queue_holds_them(messages, queue_arn)
+        queue = _queue_of(queue_arn)
+        held = _as_the_queue_holds_them(messages, queue)
         event = {"Records": [_sqs_record(message, queue_arn, region) for message in held]}
         answered: dict[str, str] = {}
         invocation_trigger.name = f"SQS {queue_arn.rsplit(':', 1)[-1]}"
@@ -212,7 +213,7 @@ def _one_event_per_batch(_original: Callable[..., bool]) -> Callable[..., bool]:
             invocation_trigger.name = ""
         if _FUNCTION_ERROR in answered:
             return False
-        if not _reports_item_failures(function_arn, queue_arn):
+        if not _reports_item_failures(queue, function_arn):
             return True
         failed = _failed_items(response, {message.id for message in messages})
         if failed is None:
@@ -227,9 +228,8 @@ def _one_event_per_batch(_original: Callable[..., bool]) -> Callable[..., bool]:
     return send_sqs_batch
 
 
-def _reports_item_failures(function_arn: str, queue_arn: str) -> bool:
+def _reports_item_failures(queue: Any, function_arn: str) -> bool:
     """Whether the mapping's ``FunctionResponseTypes`` holds ``ReportBatchItemFailures``."""
-    queue = _queue_of(queue_arn)
     mapping = queue.lambda_event_source_mappings.get(function_arn) if queue is not None else None
     return "ReportBatchItemFailures" in (getattr(mapping, "function_response_types", None) or ())
 
@@ -263,10 +263,9 @@ def _queue_of(queue_arn: str) -> Any:
     return sqs_backends[account][region].queues.get(name)
 
 
-def _as_the_queue_holds_them(messages: Any, queue_arn: str) -> list[Any]:
+def _as_the_queue_holds_them(messages: Any, queue: Any) -> list[Any]:
     """The queue's own messages for ``messages``: moto receives copies stripped of their message
     attributes (a receive that names none)."""
-    queue = _queue_of(queue_arn)
     held = {message.id: message for message in (queue._messages if queue is not None else ())}
     return [held.get(message.id, message) for message in messages]
 

@@ -182,6 +182,19 @@ def _a_body_required(original: Callable[..., Any]) -> Callable[..., Any]:
     return send_message
 
 
+def received(
+    subscription: Any, message: str, message_attributes: dict[str, Any] | None, message_structure: str | None
+) -> str | None:
+    """``message`` as ``subscription`` receives it, as moto's ``Subscription.publish`` decides: None
+    when its filter policy holds it back; of a JSON message structure, its protocol's own message."""
+    matcher = subscription._filter_policy_matcher
+    if matcher is not None and not matcher.matches(message_attributes, message):
+        return None
+    if message_structure == "json":
+        return str(subscription._parse_message_structure(message, subscription.protocol))
+    return message
+
+
 def _lambda_notified_as_sns_does(original: Callable[..., None]) -> Callable[..., None]:
     def publish(
         self: Any,
@@ -189,31 +202,28 @@ def _lambda_notified_as_sns_does(original: Callable[..., None]) -> Callable[...,
         message_id: str,
         subject: str | None = None,
         message_attributes: dict[str, Any] | None = None,
-        group_id: str | None = None,
-        deduplication_id: str | None = None,
         message_structure: str | None = None,
+        **rest: Any,
     ) -> None:
         if self.protocol != "lambda":
             original(
                 self,
                 message,
                 message_id,
-                subject,
-                message_attributes,
-                group_id,
-                deduplication_id,
-                message_structure,
+                subject=subject,
+                message_attributes=message_attributes,
+                message_structure=message_structure,
+                **rest,
             )
             return
-        if self._filter_policy_matcher is not None and not self._filter_policy_matcher.matches(
-            message_attributes, message
-        ):
+        notified = received(self, message, message_attributes, message_structure)
+        if notified is None:
             return
-        if message_structure == "json":
-            message = self._parse_message_structure(message, self.protocol)
         invoke_asynchronously(
             self.endpoint,
-            json.dumps({"Records": [_lambda_record(self, message, message_id, subject, message_attributes)]}),
+            json.dumps(
+                {"Records": [_lambda_record(self, notified, message_id, subject, message_attributes)]}
+            ),
             f"SNS {self.topic.name}",
         )
 

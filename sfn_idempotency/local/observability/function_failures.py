@@ -17,6 +17,7 @@ from typing import Any
 
 from sfn_idempotency.local.compat.lambda_runtime import invocation_trigger
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
+from sfn_idempotency.local.engine.lambdas import function_name_of
 from sfn_idempotency.local.observability import function_logs
 from sfn_idempotency.local.observability.task_failures import failure_words
 
@@ -49,7 +50,7 @@ def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
         answer = original(self, function_name, qualifier, body, headers, response_headers)
         if _FUNCTION_ERROR not in response_headers:
             return answer
-        name = _name_of(function_name)
+        name = function_name_of(function_name)
         payload = _payload_of(answer)
         _logged(self, name, payload)
         trigger = invocation_trigger.name
@@ -60,11 +61,6 @@ def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
         return answer
 
     return invoke
-
-
-def _name_of(function: str) -> str:
-    """A function's name from its name or ARN, qualified or not."""
-    return function.split(":")[6] if function.startswith("arn:") else function.split(":")[0]
 
 
 def _logged(lambdas: Any, name: str, payload: Any) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
+from sfn_idempotency.local.compat.services import received
 
 _SUBSCRIPTION = "moto.sns.models:Subscription"
 UNSENT_PROTOCOLS = ("email", "email-json", "sms")
@@ -46,28 +47,24 @@ def _told(original: Callable[..., None]) -> Callable[..., None]:
         message_id: str,
         subject: str | None = None,
         message_attributes: dict[str, Any] | None = None,
-        group_id: str | None = None,
-        deduplication_id: str | None = None,
         message_structure: str | None = None,
+        **rest: Any,
     ) -> None:
         original(
             self,
             message,
             message_id,
-            subject,
-            message_attributes,
-            group_id,
-            deduplication_id,
-            message_structure,
+            subject=subject,
+            message_attributes=message_attributes,
+            message_structure=message_structure,
+            **rest,
         )
         if self.protocol not in UNSENT_PROTOCOLS or not listeners:
             return
-        matcher = self._filter_policy_matcher
-        if matcher is not None and not matcher.matches(message_attributes, message):
+        unsent = received(self, message, message_attributes, message_structure)
+        if unsent is None:
             return
-        if message_structure == "json":  # each protocol its own message, as SNS picks it
-            message = self._parse_message_structure(message, self.protocol)
-        notification = UnsentNotification(self.topic.name, self.protocol, self.endpoint, subject, message)
+        notification = UnsentNotification(self.topic.name, self.protocol, self.endpoint, subject, unsent)
         for listener in list(listeners):
             listener(notification)
 
