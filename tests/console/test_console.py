@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import warnings
+import zipfile
 from urllib.parse import quote
 
 import pytest
@@ -124,6 +126,37 @@ def test_a_function_s_errors_are_listed_from_its_log_group(page: Page, served: S
     rows[0].find_element("css selector", "summary").click()
     assert "Traceback (most recent call last):" in rows[0].find_element("css selector", "pre").text
     assert page.error_banner() == ""
+
+
+def test_a_function_s_newest_errors_are_listed_however_many_it_had(page: Page, served: Showcase):
+    # Given a function that failed 51 times (each error names its call), more than the view keeps of
+    # one function, after the demo's business function failed twice
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as code:
+        code.writestr("app.py", "def handler(event, context):\n    raise ValueError(event['n'])\n")
+    role = served.cloud.client("iam").create_role(RoleName="noisy", AssumeRolePolicyDocument="{}")["Role"]
+    lambdas = served.cloud.client("lambda")
+    lambdas.create_function(
+        FunctionName="noisy",
+        Runtime="python3.13",
+        Role=role["Arn"],
+        Handler="app.handler",
+        Code={"ZipFile": archive.getvalue()},
+    )
+    for call in range(1, 52):
+        assert lambdas.invoke(FunctionName="noisy", Payload=json.dumps({"n": call}))["FunctionError"]
+
+    # When the function errors open
+    page.open("#/functions")
+
+    # Then its newest 50 are listed (the first call's is gone), and the other functions' errors too,
+    # older as they are
+    page.one('#function-error-list tr[data-function="noisy"]')
+    rows = page.all('#function-error-list tr[data-function="noisy"]')
+    headlines = {row.find_element("css selector", "summary").text for row in rows}
+    assert headlines == {f"ValueError: {call}" for call in range(2, 52)}
+    business = page.all(f'#function-error-list tr[data-function="{served.service.business_function}"]')
+    assert len(business) == 2
 
 
 def test_executions_are_filtered_by_status_newest_first(page: Page, served: Showcase):

@@ -443,17 +443,18 @@ function errorHeadline(message) {
 async function functionErrors() {
   const groups = await allPages(call, "logs", "DescribeLogGroups", { logGroupNamePrefix: FUNCTION_LOG_PREFIX }, "logGroups");
   const perGroup = await Promise.all(groups.map(async (group) => {
-    const events = await allPages(call, "logs", "FilterLogEvents", { logGroupName: group.logGroupName }, "events", "nextToken", FUNCTION_ERRORS_SHOWN);
-    return events.map((event) => ({ ...event, fn: group.logGroupName.slice(FUNCTION_LOG_PREFIX.length) }));
+    // FilterLogEvents answers oldest first: a group is read whole, and its newest errors kept.
+    const events = await allPages(call, "logs", "FilterLogEvents", { logGroupName: group.logGroupName }, "events");
+    return events.slice(-FUNCTION_ERRORS_SHOWN).map((event) => ({ ...event, fn: group.logGroupName.slice(FUNCTION_LOG_PREFIX.length) }));
   }));
-  return perGroup.flat().sort((a, b) => b.timestamp - a.timestamp).slice(0, FUNCTION_ERRORS_SHOWN);
+  return perGroup.flat().sort((a, b) => b.timestamp - a.timestamp);
 }
 
 async function functionsView() {
   const box = el("div", { id: "function-errors" });
   fill(main,
     el("h1", {}, "Function errors"),
-    el("p", { class: "facts" }, "The newest errors of every function, from its CloudWatch Logs group ", el("code", {}, `${FUNCTION_LOG_PREFIX}<name>`), ", whoever invoked it."),
+    el("p", { class: "facts" }, `The newest ${FUNCTION_ERRORS_SHOWN} errors of each function, from its CloudWatch Logs group `, el("code", {}, `${FUNCTION_LOG_PREFIX}<name>`), ", whoever invoked it."),
     box);
   async function refresh() {
     const errors = await functionErrors();
