@@ -14,9 +14,9 @@ import json
 from collections.abc import Mapping
 
 from sfn_idempotency.flow.resources import HTTP_ORDERS_ASL
+from sfn_idempotency.flow.wrapping import settings_of_step, step_fields, wrap_state
 from sfn_idempotency.lambdas.compute_key.errors import ConfigurationError
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
-from sfn_idempotency.wrap import settings_of_step, step_fields, wrap_state
 
 ROUTE = "orders"
 BUSINESS_STATE = "PlaceOrder"

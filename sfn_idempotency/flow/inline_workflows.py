@@ -10,9 +10,9 @@ are wrapped as such (``express=True``: a synchronous execution has no RedriveCou
 from __future__ import annotations
 
 from sfn_idempotency.flow.resources import ORDER_PIPELINE_INLINE_ASL, SQS_BATCH_ASL
+from sfn_idempotency.flow.wrapping import step_fields, wrap_state
 from sfn_idempotency.lambdas.compute_key.settings import IdempotencySettings
 from sfn_idempotency.settings import ORDER_MESSAGE_KEY_JMESPATH
-from sfn_idempotency.wrap import step_fields, wrap_state
 
 PLACE_ORDER_STEP = "PlaceOrder"
 BUSINESS_FUNCTION_PLACEHOLDER = "PlaceOrderFunctionArn"

@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 
 from sfn_idempotency.extras import TESTED_MOTO
 from sfn_idempotency.local import LocalCloud, compat
+from sfn_idempotency.local.engine import patches
 from tests import REPOSITORY_ROOT
 
 DEADLINE_SECONDS = 10  # for the test's own threads and waits, not a measurement
@@ -851,11 +852,11 @@ def test_the_local_extra_admits_exactly_the_moto_releases_the_engine_was_tested_
     releases = ["5.1.22", "5.2.4", *TESTED_MOTO, "5.2.7", "5.3.0", "6.0.0"]
     # Then it admits the tested ones and nothing else, and the engine names the same
     assert [release for release in releases if pin.specifier.contains(release)] == list(TESTED_MOTO)
-    assert ", ".join(TESTED_MOTO) == compat.SUPPORTED_MOTO
+    assert ", ".join(TESTED_MOTO) == patches.SUPPORTED_MOTO
 
 
 def test_the_installed_moto_has_every_internal_the_fixes_patch():
-    assert compat.incompatibilities() == []
+    assert patches.incompatibilities() == []
 
 
 # -- fix 13: execution status change events --------------------------------------------------------

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from sfn_idempotency.local import LocalCloud, compat
+from sfn_idempotency.local import LocalCloud
 from sfn_idempotency.local.compat import interpreter, patching
 from sfn_idempotency.local.compat.patching import IncompatibleMotoError, Patch, apply, keep, missing
-from sfn_idempotency.local.engine import clients, program_store
+from sfn_idempotency.local.engine import clients, patches, program_store
 from sfn_idempotency.local.engine import cloud as cloud_module
 
 SUBPROCESS_DEADLINE_SECONDS = 120
@@ -230,7 +230,7 @@ def test_a_clouds_start_walks_the_interpreter_once_checks_moto_once_and_makes_tw
     made: list[str] = []
     walk, incompatibilities, local_client = (
         pkgutil.walk_packages,
-        compat.incompatibilities,
+        patches.incompatibilities,
         clients.local_client,
     )
 
@@ -247,7 +247,7 @@ def test_a_clouds_start_walks_the_interpreter_once_checks_moto_once_and_makes_tw
         return local_client(service, *args, **options)
 
     monkeypatch.setattr(pkgutil, "walk_packages", counted_walk)
-    monkeypatch.setattr(compat, "incompatibilities", counted_check)
+    monkeypatch.setattr(patches, "incompatibilities", counted_check)
     monkeypatch.setattr(cloud_module, "local_client", counted_client)
     interpreter._interpreter_module_names.cache_clear()
 

@@ -16,8 +16,8 @@ import pytest
 
 from sfn_idempotency.deployed.records import owner_execution, plain
 from sfn_idempotency.lambdas.place_order.orders import place_order
-from sfn_idempotency.local import LocalCloud, compat
-from sfn_idempotency.local.controls.calls import Reply
+from sfn_idempotency.local import LocalCloud
+from sfn_idempotency.local.controls.calls import Reply, interceptor
 from sfn_idempotency.local.engine.cloud import INLINE_KEY_FUNCTION, INLINE_TABLE
 from sfn_idempotency.local.engine.results import ExecutionResult
 from sfn_idempotency.wrap import wrap_state
@@ -402,7 +402,7 @@ def test_a_concurrent_duplicate_retries_on_in_progress_and_replays(workflow_type
             # When a duplicate arrives, is told the key is in progress (its Read), and then the
             # first finishes before the duplicate's retry
             read = ReadThenSignal(cloud)
-            compat.interceptor.hooks.insert(0, read.hook)
+            interceptor.hooks.insert(0, read.hook)
             duplicate = pool.submit(workflow.run, dict(ORDER))
             assert read.answered.wait(10), "the duplicate's Read"
             gate.open()

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from sfn_idempotency.local import LocalCloud
-from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
 from sfn_idempotency.local.engine.results import ExecutionResult
+from sfn_idempotency.local.languages import jsonata as stepfunctions_jsonata
 
 
 def run(

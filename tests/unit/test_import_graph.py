@@ -1,15 +1,20 @@
-"""The package's modules import each other without circles: every import counts, at module level,
-under TYPE_CHECKING or inside a function, so that what two modules share lives below both."""
+"""The package's modules import each other without circles, and so do its packages, the rooms a
+reader thinks in (``flow``, ``local/compat``, ``local/engine``...): every import counts, at module
+level, under TYPE_CHECKING or inside a function, so that what two of them share lives below both.
+The fixes to moto (``local/compat``) stand on nothing of the engine's above them."""
 
 from __future__ import annotations
 
 import ast
+import itertools
 from pathlib import Path
 
 import sfn_idempotency
 
 PACKAGE_ROOT = Path(sfn_idempotency.__file__).parent
 PACKAGE = "sfn_idempotency"
+# Packages whose sub-packages are rooms of their own (``local/compat``, ``local/engine``...).
+HOUSES = ("sfn_idempotency.local",)
 
 
 def module_name(path: Path) -> str:
@@ -40,6 +45,29 @@ def import_graph() -> dict[str, set[str]]:
     paths = sorted(PACKAGE_ROOT.rglob("*.py"))
     modules = {module_name(path) for path in paths}
     return {module_name(path): imported_modules(path, modules) for path in paths}
+
+
+def room_of(module: str) -> str:
+    """The package a module belongs to, as a reader names it: ``sfn_idempotency.flow`` for
+    ``flow/wrapping.py``, ``sfn_idempotency.local.compat`` for ``local/compat/jsonata.py``; a
+    top-level module (``wrap``) or a house's own ``__init__`` is a room of its own."""
+    for house in HOUSES:
+        if module.startswith(f"{house}."):
+            return ".".join(module.split(".")[: house.count(".") + 2])
+    return ".".join(module.split(".")[:2])
+
+
+def room_graph(graph: dict[str, set[str]]) -> tuple[dict[str, set[str]], dict[tuple[str, str], list[str]]]:
+    """Rooms and the rooms they import, with the module imports behind each arrow."""
+    rooms: dict[str, set[str]] = {room_of(module): set() for module in graph}
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, targets in graph.items():
+        for target in targets:
+            here, there = room_of(module), room_of(target)
+            if here != there:
+                rooms[here].add(there)
+                arrows.setdefault((here, there), []).append(f"{module} imports {target}")
+    return rooms, arrows
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -75,3 +103,46 @@ def test_no_module_imports_one_that_imports_it_back():
     found = circles(import_graph())
     # Then no path leads back to where it started
     assert found == [], "\n".join(" -> ".join(circle) for circle in found)
+
+
+def test_the_rooms_are_read_off_the_modules():
+    # Given modules of a house's room, of a top-level package, and top-level modules
+    # Then each is in the room a reader names
+    assert room_of("sfn_idempotency.local.compat.jsonata") == "sfn_idempotency.local.compat"
+    assert (
+        room_of("sfn_idempotency.local.capabilities.test_state.run") == "sfn_idempotency.local.capabilities"
+    )
+    assert room_of("sfn_idempotency.flow.wrapping") == "sfn_idempotency.flow"
+    assert room_of("sfn_idempotency.wrap") == "sfn_idempotency.wrap"
+    assert room_of("sfn_idempotency.local") == "sfn_idempotency.local"
+    # and an import between rooms is an arrow between them
+    rooms, arrows = room_graph(
+        {"sfn_idempotency.flow.a": {"sfn_idempotency.wrap"}, "sfn_idempotency.wrap": set()}
+    )
+    assert rooms == {"sfn_idempotency.flow": {"sfn_idempotency.wrap"}, "sfn_idempotency.wrap": set()}
+    assert arrows == {
+        ("sfn_idempotency.flow", "sfn_idempotency.wrap"): [
+            "sfn_idempotency.flow.a imports sfn_idempotency.wrap"
+        ]
+    }
+
+
+def test_no_room_imports_one_that_imports_it_back():
+    # When every import of every module is followed, room to room
+    rooms, arrows = room_graph(import_graph())
+    found = circles(rooms)
+    # Then no path leads back to the room where it started; each arrow of a circle is named
+    named = [
+        " -> ".join(circle)
+        + "".join(f"\n    {line}" for a, b in itertools.pairwise(circle) for line in arrows[a, b])
+        for circle in found
+    ]
+    assert found == [], "\n".join(named)
+
+
+def test_the_fixes_stand_on_moto_and_what_lies_below_them_only():
+    # When the rooms the fixes to moto import are listed
+    rooms, _ = room_graph(import_graph())
+    below = rooms["sfn_idempotency.local.compat"]
+    # Then they are the pieces below the fixes, never the engine's rooms that stand on them
+    assert below <= {"sfn_idempotency.local.runtimes", "sfn_idempotency.local.languages"}, below

@@ -27,7 +27,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from botocore.parsers import ResponseParserError
 
@@ -171,6 +171,18 @@ def select(stacks: Sequence[StackArtifact], patterns: Sequence[str]) -> list[Sta
 
 
 # -- assets -----------------------------------------------------------------------------------
+class Upload(Protocol):
+    """A file a deployment puts into S3 before its stack is made."""
+
+    @property
+    def bucket(self) -> str: ...
+
+    @property
+    def key(self) -> str: ...
+
+    def body(self) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class FileAsset:
     source: Path
@@ -285,14 +297,24 @@ class AssemblyDeployer:
             ssm.put_parameter(Name=name, Value=str(version), Type="String", Overwrite=True)
 
     def _publish(self, stack: StackArtifact) -> None:
+        self.publish(
+            [
+                asset
+                for manifest in stack.asset_manifests
+                for asset in file_assets(manifest, self._account, self._region)
+            ]
+        )
+
+    def publish(self, files: Iterable[Upload]) -> None:
+        """Upload what a stack's resources name in S3 (a CDK app's assets, a SAM template's
+        packaged code), each bucket made at first need, as ``cdk deploy`` and ``sam deploy`` do."""
         s3 = self._client("s3")
         buckets = {bucket["Name"] for bucket in s3.list_buckets().get("Buckets", [])}
-        for manifest in stack.asset_manifests:
-            for asset in file_assets(manifest, self._account, self._region):
-                if asset.bucket not in buckets:
-                    s3.create_bucket(Bucket=asset.bucket)
-                    buckets.add(asset.bucket)
-                s3.put_object(Bucket=asset.bucket, Key=asset.key, Body=asset.body())
+        for upload in files:
+            if upload.bucket not in buckets:
+                s3.create_bucket(Bucket=upload.bucket)
+                buckets.add(upload.bucket)
+            s3.put_object(Bucket=upload.bucket, Key=upload.key, Body=upload.body())
 
     def _deploy_stack(
         self, name: str, stack_plan: Plan, paths: Mapping[str, str], parameters: Mapping[str, str]

@@ -12,6 +12,9 @@ What a deployment does, in the SAM CLI's order:
    ``Events``, ``Policies`` and implicit APIs are the transform's own work;
 4. deploy the result: what the engine cannot run is skipped or refused, as for a CDK app.
 
+``transformed`` does 1 to 3 in one go, and answers what the deployment (4) needs: the stack's
+name, the CloudFormation template, its parameter values and the artifacts to upload with it.
+
 Run ``sam build`` first when a function needs its dependencies installed, and give the template it
 writes (``.aws-sam/build/template.yaml``): its ``CodeUri`` folders are the built ones.
 """
@@ -29,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sfn_idempotency.local.apps.documents import YAMLError, parse_document
+from sfn_idempotency.local.languages.documents import YAMLError, parse_document
 
 SAM_TRANSFORM = "AWS::Serverless-2016-10-31"
 TEMPLATE_NAMES = ("template.yaml", "template.yml", "template.json")
@@ -108,10 +111,14 @@ def parameter_overrides(values: Sequence[str]) -> dict[str, str]:
 # -- packaging --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Artifact:
-    """What ``sam package`` uploads: a function's or layer's code, zipped."""
+    """What ``sam package`` uploads: a function's or layer's code, zipped, into the artifacts bucket."""
 
+    bucket: str
     key: str
-    body: bytes
+    data: bytes
+
+    def body(self) -> bytes:
+        return self.data
 
 
 @dataclass(frozen=True)
@@ -164,7 +171,7 @@ def package(template: Mapping[str, Any], base: Path, bucket: str) -> Packaged:
             if kind in (_CODE, _FILE):
                 if kind == _FILE and not path.is_file():
                     raise TemplateError(f"{where}.{source_property}: {value} is not a file (under {base})")
-                artifact = _code_artifact(path)
+                artifact = _code_artifact(path, bucket)
                 artifacts[artifact.key] = artifact
                 properties[source_property] = f"s3://{bucket}/{artifact.key}"
             else:
@@ -196,7 +203,7 @@ def _included(value: Any, base: Path, where: str) -> Any:
     return {key: _included(item, base, f"{where}.{key}".lstrip(".")) for key, item in value.items()}
 
 
-def _code_artifact(path: Path) -> Artifact:
+def _code_artifact(path: Path, bucket: str) -> Artifact:
     """A folder zipped (as the SAM CLI zips it), a file as it is; named by its content's hash."""
     if path.is_file():
         body = path.read_bytes()
@@ -207,7 +214,7 @@ def _code_artifact(path: Path) -> Artifact:
                 if file.is_file():
                     archive.write(file, file.relative_to(path).as_posix())
         body = buffer.getvalue()
-    return Artifact(key=hashlib.md5(body, usedforsecurity=False).hexdigest(), body=body)
+    return Artifact(bucket, key=hashlib.md5(body, usedforsecurity=False).hexdigest(), data=body)
 
 
 def _read_document(path: Path, where: str) -> Any:
@@ -249,16 +256,6 @@ def parse_names(values: Sequence[str]) -> dict[str, str]:
             raise TemplateError(f"{value!r} is not LOGICAL_ID=NAME")
         names[logical_id] = name
     return names
-
-
-def publish(s3: Any, bucket: str, artifacts: Sequence[Artifact]) -> None:
-    """Upload the artifacts, the bucket made at first need (``sam deploy --resolve-s3`` does so)."""
-    if not artifacts:
-        return
-    if bucket not in {found["Name"] for found in s3.list_buckets().get("Buckets", [])}:
-        s3.create_bucket(Bucket=bucket)
-    for artifact in artifacts:
-        s3.put_object(Bucket=bucket, Key=artifact.key, Body=artifact.body)
 
 
 def undeclared(template: Mapping[str, Any], parameters: Mapping[str, str]) -> None:
@@ -350,3 +347,41 @@ _TRANSLATOR_CHATTER = ("samtranslator.feature_toggle", "samtranslator.metrics")
 
 def artifacts_bucket(account: str, region: str) -> str:
     return ARTIFACTS_BUCKET.format(account=account, region=region)
+
+
+@dataclass(frozen=True)
+class TransformedTemplate:
+    """A template read, packaged and transformed: what ``sam deploy`` hands CloudFormation."""
+
+    stack_name: str
+    template: dict[str, Any]  # CloudFormation, after the SAM transform
+    parameters: dict[str, str]
+    artifacts: tuple[Artifact, ...]  # to upload before the stack is made
+
+
+def transformed(
+    path: Path,
+    *,
+    account: str,
+    region: str,
+    iam: Any,
+    stack_name: str | None = None,
+    parameters: Mapping[str, str] | None = None,
+    state_machine_names: Mapping[str, str] | None = None,
+) -> TransformedTemplate:
+    """Read the template ``path`` names, package it into the account's artifacts bucket and apply
+    the SAM transform with ``parameters``; every refusal (a missing file, an undeclared or unset
+    parameter, an invalid SAM resource) before anything is made. The stack is ``stack_name``, or
+    the template's folder; ``state_machine_names`` names state machines (logical id -> name)."""
+    file = template_file(Path(path))
+    values = dict(parameters or {})
+    document = named(load_template(file), state_machine_names or {})
+    packaged = package(document, file.parent, artifacts_bucket(account, region))
+    undeclared(packaged.template, values)
+    unset(packaged.template, values)
+    return TransformedTemplate(
+        stack_name=stack_name or stack_name_for(file),
+        template=translate(packaged.template, values, region, iam),
+        parameters=values,
+        artifacts=packaged.artifacts,
+    )

@@ -1,12 +1,18 @@
 """Small, isolated fixes to moto, so that the local engine answers as AWS does. One module per AWS
-surface; one guarded table of every moto internal they touch (``PATCHES``), checked before anything
-is patched. Each fix has a test in tests/local and names its row of the AWS fidelity ledger,
-docs/aws-fidelity.md (`[L7]` is `#l7` there; speed fixes change no behaviour).
+surface, each with the guarded patches (``PATCHES``) of the moto internals it touches. Each fix has
+a test in tests/local and names its row of the AWS fidelity ledger, docs/aws-fidelity.md (`[L7]` is
+`#l7` there; speed fixes change no behaviour).
+
+The fixes know moto, and what lies below them (``runtimes``, ``documents``,
+``stepfunctions_jsonata``), never what stands on them: what a fix needs from above (the engine's
+call hooks, its program store, its faults) it is given through a seam the engine wires up
+(``engine/patches.py``, which also holds the one table of every patch, in the order they compose,
+checked before anything is patched).
 
 Four capabilities live in ``local/capabilities/`` and keep their fix numbers here: TestState, HTTP
-Tasks, versions and aliases, the Distributed Map. Their patches stay in this table because they wrap
-attributes other fixes wrap too (a Task's ``_from_error``, StartExecution, DescribeExecution), and
-only patches of one table compose, in its order.
+Tasks, versions and aliases, the Distributed Map. Their patches stay in the engine's one table
+because they wrap attributes other fixes wrap too (a Task's ``_from_error``, StartExecution,
+DescribeExecution), and only patches of one table compose, in its order.
 
 interpreter (moto's ASL interpreter)
   1. [speed] Task clients: one cached boto3 client per service and region, from a session that
@@ -405,52 +411,17 @@ Retired: 4 (a Fail state may re-throw ``States.*``; fix 87 now reports every suc
 
 from __future__ import annotations
 
-import importlib.metadata
-
-from sfn_idempotency.extras import TESTED_MOTO
-from sfn_idempotency.local.capabilities import distributed_map, http_task, test_state, versions
-from sfn_idempotency.local.compat import (
-    answers,
-    apigateway,
-    callbacks,
-    cloudformation,
-    definitions,
-    dynamodb,
-    evaluation,
-    events,
-    execution_ends,
-    execution_logs,
-    execution_lookups,
-    express,
-    history,
-    integrations,
-    interpreter,
-    json_paths,
-    jsonata,
-    lambda_runtime,
-    moto_core,
-    moto_server,
-    redrive_fields,
-    service_tasks,
-    services,
-)
+from sfn_idempotency.local.compat import moto_core
 from sfn_idempotency.local.compat.answers import sync_executions, sync_executions_lock
 from sfn_idempotency.local.compat.events import MAX_STATUS_EVENT_DATA_BYTES
-from sfn_idempotency.local.compat.interpreter import forget_clients, interceptor, retry_time, state_clock
-from sfn_idempotency.local.compat.patching import IncompatibleMotoError, Patch, apply, missing
+from sfn_idempotency.local.compat.interpreter import forget_clients, retry_time, state_clock
+from sfn_idempotency.local.compat.patching import IncompatibleMotoError
 from sfn_idempotency.local.compat.redrive_fields import redrive_clock
 
 __all__ = [
     "MAX_STATUS_EVENT_DATA_BYTES",
-    "PATCHES",
-    "SUPPORTED_MOTO",
     "IncompatibleMotoError",
-    "check",
-    "execution_ends",
     "forget_clients",
-    "incompatibilities",
-    "install",
-    "interceptor",
     "redrive_clock",
     "retry_time",
     "state_clock",
@@ -458,73 +429,5 @@ __all__ = [
     "sync_executions_lock",
 ]
 
-# The moto releases the fixes were written and tested against (pyproject's [local] pin admits these).
-SUPPORTED_MOTO = ", ".join(TESTED_MOTO)
-
-# Every moto internal the engine touches, by surface; attributes only read use `keep`.
 # Fix 81 before anything imports moto's interpreter (its Batch integration would import EC2).
 moto_core.defer_batch_models()
-
-PATCHES: tuple[Patch, ...] = (
-    *interpreter.PATCHES,
-    *json_paths.PATCHES,
-    *evaluation.PATCHES,
-    *history.PATCHES,
-    *answers.PATCHES,
-    *definitions.PATCHES,
-    *service_tasks.PATCHES,  # before integrations': fixes 70 and 71 wrap what it puts in place
-    *integrations.PATCHES,
-    *events.PATCHES,
-    *dynamodb.PATCHES,
-    *jsonata.PATCHES,
-    *lambda_runtime.PATCHES,
-    *test_state.PATCHES,
-    *execution_logs.PATCHES,
-    *services.PATCHES,
-    *http_task.PATCHES,
-    *callbacks.PATCHES,
-    *cloudformation.PATCHES,
-    *apigateway.PATCHES,
-    *versions.PATCHES,
-    *express.PATCHES,
-    *redrive_fields.PATCHES,
-    *distributed_map.PATCHES,
-    *execution_ends.PATCHES,
-    *execution_lookups.PATCHES,
-    *moto_core.PATCHES,
-    *moto_server.PATCHES,
-)
-
-
-def incompatibilities(*, loaded_only: bool = False) -> list[str]:
-    """What each fix needs from moto and this moto lacks (empty: every fix applies).
-    ``loaded_only``: fixes of moto modules that load on demand wait for their first import."""
-    return missing(PATCHES, loaded_only=loaded_only)
-
-
-def check() -> None:
-    """Refuse a moto whose internals moved, naming its version and the fixes that cannot apply
-    (those of modules that load on demand are checked at their first import)."""
-    problems = incompatibilities(loaded_only=True)
-    if problems:
-        raise IncompatibleMotoError(
-            f"moto {importlib.metadata.version('moto')} is not supported by the local engine "
-            f"(tested on {SUPPORTED_MOTO}): {'; '.join(problems)}. "
-            f"Install a supported one: pip install 'moto=={TESTED_MOTO[-1]}'"
-        )
-
-
-def install() -> None:
-    """Apply every fix; idempotent, and safe before or after moto's modules were imported. The
-    caller has run ``check()`` (LocalCloud does, when it is made: once, not at every start too)."""
-    modules = interpreter.interpreter_modules()  # all imported before the patches apply
-    apply(PATCHES)
-    interpreter.route_task_clients(modules)
-    interpreter.install_map_input_words()
-    evaluation.install_program_state_copies()
-    answers.install_start_sync_execution()
-    definitions.install_validate_state_machine_definition()
-    test_state.install_test_state()
-    versions.install_operations()
-    apigateway.install_models()
-    cloudformation.install_models()  # last: moto lists every model again

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from sfn_idempotency.local.apps.documents import YAMLError, parse_yaml
 from sfn_idempotency.local.compat.patching import Patch, add, after_first_import, keep
+from sfn_idempotency.local.languages.documents import YAMLError, parse_yaml
 
 _SFN_MODELS = "moto.stepfunctions.models:StateMachine"
 _TABLE = "moto.dynamodb.models.table:Table"

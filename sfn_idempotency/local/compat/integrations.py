@@ -27,8 +27,8 @@ from moto.stepfunctions.parser.utils import snake_to_camel_case
 from sfn_idempotency.local.compat import json_paths
 from sfn_idempotency.local.compat.answers import epoch_ms, read_json_text
 from sfn_idempotency.local.compat.patching import Patch, keep
-from sfn_idempotency.local.controls.calls import PARAMS_KEY
 
+PARAMS_KEY = "sfn_local_api_params"  # a Task call's parameters, in its request context
 _SERVICE_PACKAGE = "moto.stepfunctions.parser.asl.component.state.exec.state_task.service"
 _SFN_TASK_MODULE = f"{_SERVICE_PACKAGE}.state_task_service_sfn"
 _BATCH_TASK = f"{_SERVICE_PACKAGE}.state_task_service_batch:StateTaskServiceBatch"
@@ -229,6 +229,12 @@ def _capitalized(value: Any, shape: Any) -> None:
         if member is not None:
             _capitalized(item, member)
         value[name[:1].upper() + name[1:]] = item
+
+
+def remember_params(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+    """``before-parameter-build``: a Task call's parameters, kept in its request context for what
+    reads them later in the call (fix 25 below, the engine's call hooks)."""
+    context[PARAMS_KEY] = dict(params)
 
 
 def drop_unasked_capacity(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:

@@ -20,8 +20,6 @@ from botocore.config import Config
 
 from sfn_idempotency.local.compat import integrations
 from sfn_idempotency.local.compat.patching import Patch, add, keep
-from sfn_idempotency.local.controls.calls import CallInterceptor
-from sfn_idempotency.local.engine import program_store
 
 BOTO_CLIENT_MODULE = "moto.stepfunctions.parser.asl.utils.boto_client"
 _COMPONENT_PACKAGE = "moto.stepfunctions.parser.asl.component"
@@ -52,7 +50,18 @@ _NO_CHOICE_MATCHED_CAUSE = (
     "A Choice state failed to find a match for the condition field extracted from its input."
 )
 
-interceptor = CallInterceptor()
+# Seams the engine wires up before the first Task client or parse (engine/patches.py): the handlers
+# every Task client's calls pass (botocore event name, handler), and where a parsed program is kept
+# (``program_cache(definition, parse)``; by default parsed again in each process).
+client_hooks: list[tuple[str, Callable[..., Any]]] = []
+ProgramCache = Callable[[str, Callable[[str], Any]], Any]
+
+
+def _parse_again(definition: str, parse: Callable[[str], Any]) -> Any:
+    return parse(definition)
+
+
+program_cache: ProgramCache = _parse_again
 _session_lock = threading.Lock()
 _clients: dict[tuple[str, str, str | None], BaseClient] = {}
 _session: boto3.Session | None = None
@@ -62,9 +71,9 @@ def _interpreter_session() -> boto3.Session:
     global _session
     if _session is None:
         session = boto3.Session(aws_access_key_id="ak", aws_secret_access_key="sk")
-        session.events.register("before-parameter-build", interceptor.remember_params)
-        session.events.register("before-call", interceptor.before_call)
-        session.events.register("after-call", interceptor.after_call)
+        session.events.register("before-parameter-build", integrations.remember_params)
+        for event_name, handler in client_hooks:
+            session.events.register(event_name, handler)
         session.events.register("after-call.dynamodb", integrations.drop_unasked_capacity)
         session.events.register("after-call.s3", integrations.s3_extended_request_id)
         session.events.register("after-call", integrations.remember_wire_answer)
@@ -168,7 +177,7 @@ retry_time = _ScaledTime()
 
 @functools.lru_cache(maxsize=_PARSED_PROGRAMS_KEPT)
 def _parsed(definition: str) -> Any:
-    return program_store.stored(definition, _parsed_by_antlr)
+    return program_cache(definition, _parsed_by_antlr)
 
 
 def _parsed_by_antlr(definition: str) -> Any:

@@ -12,8 +12,8 @@ from typing import Any
 
 from moto.stepfunctions.parser.asl.jsonata.jsonata import IllegalJSONataVariableReference, JSONataException
 
-from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
 from sfn_idempotency.local.compat.patching import Patch, keep
+from sfn_idempotency.local.languages import jsonata as stepfunctions_jsonata
 
 _JSONATA_MODULE = "moto.stepfunctions.parser.asl.jsonata.jsonata"
 _STRING_EXPRESSION_MODULE = "moto.stepfunctions.parser.asl.component.common.string.string_expression"

@@ -32,15 +32,12 @@ import logging
 import threading
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
-from sfn_idempotency.local import runtimes
 from sfn_idempotency.local.compat.interpreter import retry_time
 from sfn_idempotency.local.compat.patching import Patch
-from sfn_idempotency.local.controls.faults import FunctionResult
-from sfn_idempotency.local.engine.lambdas import function_name_of, qualifier_of
 from sfn_idempotency.local.runtimes import NODE_PREFIX, UNAVAILABLE, code_folders, node, python, refusal
 from sfn_idempotency.local.runtimes.outcome import Outcome
-from sfn_idempotency.local.runtimes.python_interface import marshalled
 
 _MODELS = "moto.awslambda.models"
 _LATEST = "$LATEST"
@@ -94,22 +91,17 @@ def invoke_asynchronously(function_arn: str, payload: str, trigger: str) -> None
     threading.Thread(target=deliver, name=f"async-{function_name_of(function_arn)}", daemon=True).start()
 
 
+# What the running cloud puts around every invocation (its faults and wrappers), wired by the
+# engine: given the function's name, the event and the invocation itself, the outcome.
+Around = Callable[[str, Any, Callable[[], Outcome]], Outcome]
+around: Around | None = None
+
+
 def run(function: Any, event: Any) -> Outcome:
-    """One invocation, through the running cloud's fault plan (its faults and wrappers)."""
-    plan = runtimes.faults
-    if plan is None:
+    """One invocation, through what the running cloud puts around it."""
+    if around is None:
         return _run(function, event)
-    return plan.call_function(
-        str(function.function_name),
-        event,
-        lambda: _run(function, event),
-        lambda outcome: outcome.errored,
-        lambda instead: (
-            Outcome(marshalled(instead.value), errored=False)
-            if isinstance(instead, FunctionResult)
-            else Outcome.error(instead.error_type, instead.message)
-        ),
-    )
+    return around(str(function.function_name), event, lambda: _run(function, event))
 
 
 def _run(function: Any, event: Any) -> Outcome:
@@ -367,3 +359,16 @@ PATCHES: tuple[Patch, ...] = (
     Patch(163, f"{_MODELS}:LambdaBackend", "send_sqs_batch", _one_event_per_batch),
     Patch(157, f"{_MODELS}:LambdaBackend", "send_sqs_batch", _redelivered_until_done),
 )
+
+
+def function_name_of(reference: str) -> str:
+    """A name, a partial or full ARN, with or without qualifier: the function's name."""
+    parts = unquote(reference).split(":")
+    return parts[parts.index("function") + 1] if "function" in parts else parts[0]
+
+
+def qualifier_of(reference: str) -> str | None:
+    """The version or alias a function reference names (``name:qualifier``, or a qualified ARN)."""
+    parts = unquote(reference).split(":")
+    after = parts[parts.index("function") + 2 :] if "function" in parts else parts[1:]
+    return after[0] if after else None

@@ -18,7 +18,7 @@ from typing import Any
 from botocore.awsrequest import AWSResponse
 from botocore.response import StreamingBody
 
-PARAMS_KEY = "sfn_local_api_params"
+from sfn_idempotency.local.compat.integrations import PARAMS_KEY
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,6 @@ class CallInterceptor:
     hooks: list[CallHook] = field(default_factory=list)
     answer_hooks: list[AnswerHook] = field(default_factory=list)
 
-    def remember_params(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        context[PARAMS_KEY] = dict(params)
-
     def before_call(
         self, model: Any, context: dict[str, Any], **_: Any
     ) -> tuple[AWSResponse, dict[str, Any]] | None:
@@ -79,6 +76,10 @@ class CallInterceptor:
     def after_call(self, http_response: Any, model: Any, **_: Any) -> None:
         for hook in list(self.answer_hooks):
             hook(model.service_model.service_name, model.name, int(http_response.status_code))
+
+
+# The one interceptor: every Task client's calls pass it (engine/patches.py wires it into fix 1).
+interceptor = CallInterceptor()
 
 
 def _as_botocore_response(reply: Reply) -> tuple[AWSResponse, dict[str, Any]]:

@@ -25,13 +25,14 @@ from sfn_idempotency.local.apps.cloud_assembly import AssemblyDeployer
 from sfn_idempotency.local.apps.deployed import DeployedAssembly, DeployedStack, SkippedResourceWarning
 from sfn_idempotency.local.capabilities import activities, mock_files, redrive, retention
 from sfn_idempotency.local.capabilities.mock_files import MockConfigInput, MockConfigSource
+from sfn_idempotency.local.compat import execution_ends
 from sfn_idempotency.local.compat.express import express_execution, is_express_execution
 from sfn_idempotency.local.compat.service_tasks import GatewayAnswer, GatewayRequest
 from sfn_idempotency.local.controls import call_origins, state_entry, task_deadlines
-from sfn_idempotency.local.controls.calls import CallCounter
+from sfn_idempotency.local.controls.calls import CallCounter, interceptor
 from sfn_idempotency.local.controls.clock import MovableClock
 from sfn_idempotency.local.controls.faults import FaultPlan
-from sfn_idempotency.local.engine import collector, results
+from sfn_idempotency.local.engine import collector, lambdas, patches, results
 from sfn_idempotency.local.engine.backends import Backend, InProcessBackend
 from sfn_idempotency.local.engine.clients import local_client
 from sfn_idempotency.local.engine.lambdas import Handler, LambdaRuntime, LocalFunction, cold_start
@@ -89,7 +90,7 @@ class LocalCloud:
         off, a Task times out in real time only, and a test may hold a step past its lease.
         ``retain_executions``: keep at most this many ended executions, the oldest forgotten first
         (sfn_idempotency.local.capabilities.retention); None keeps every one, as AWS keeps them for 90 days."""
-        compat.check()  # a moto whose internals moved fails here, not with a wrong result later
+        patches.check()  # a moto whose internals moved fails here, not with a wrong result later
         self.region, self.account = region, MOTO_ACCOUNT
         self.retry_wait_scale = retry_wait_scale
         self.api_port = api_port
@@ -122,7 +123,7 @@ class LocalCloud:
         """Start moto and apply the engine's fixes (``with LocalCloud() as cloud`` calls it)."""
         if LocalCloud._active is not None:
             raise EngineError("a LocalCloud is already running in this process; close it first")
-        compat.install()
+        patches.install()
         mock_files.install()
         mock_files.activate(self.mock_config)
         activities.install()
@@ -133,19 +134,21 @@ class LocalCloud:
         call_origins.install()
         task_deadlines.active.clock = self.clock if self.task_timeouts_on_clock else None
         retention.retention.keep(self.retain_executions)
-        compat.execution_ends.ends.listeners[:] = [retention.retention.ended]
-        compat.redrive_clock.now = compat.state_clock.now = self.clock.now_seconds
-        compat.service_tasks.api_gateway.answer = self._answer_api_invocation
+        patches.connect(
+            now=self.clock.now_seconds,
+            retry_wait_scale=self.retry_wait_scale,
+            around_functions=lambdas.outcomes_through(self.faults),
+            api_gateway=self._answer_api_invocation,
+            execution_ended=retention.retention.ended,
+        )
         self.backend.start()
         runtimes.endpoint_url = self.endpoint_url
-        runtimes.faults = self.faults
         # Before it is active: a start that fails here leaves no engine marked as running.
         self.sfn, self.dynamodb = self.client("stepfunctions"), self.client("dynamodb")
         LocalCloud._active = self
         self._collector_thresholds = collector.widen()  # close() restores them: only once active
-        compat.interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
+        interceptor.hooks[:] = [self.calls.hook, self.faults.api_hook, self.lambdas.hook]
         state_entry.hooks.cloud[:] = [self.faults.before_state]
-        compat.retry_time.scale = self.retry_wait_scale
         self._previous_clock = lambda_clock.install(self.clock)
         self._log_levels = {name: logging.getLogger(name).level for name in _NOISY_LOGGERS}
         for name in _NOISY_LOGGERS:
@@ -164,20 +167,16 @@ class LocalCloud:
                 self._rest_apis.close()
                 self._rest_apis = None
             self._own_clients.clear()  # a next start may serve another endpoint
-            compat.interceptor.hooks.clear()
-            compat.interceptor.answer_hooks.clear()
+            interceptor.hooks.clear()
+            interceptor.answer_hooks.clear()
             state_entry.hooks.cloud.clear()
-            compat.forget_clients()
+            patches.disconnect()
             code_folders.remove_all()
-            runtimes.endpoint_url = runtimes.faults = None
+            runtimes.endpoint_url = None
             mock_files.activate(None)
             activities.forget()
-            compat.retry_time.scale = 1.0
-            compat.redrive_clock.now = compat.state_clock.now = time.time
-            compat.service_tasks.api_gateway.answer = None
             reports.forget_listeners()
             task_deadlines.active.clock = None
-            compat.execution_ends.ends.listeners.clear()
             retention.retention.keep(None)
             if self._previous_clock is not None:
                 lambda_clock.install(self._previous_clock)
@@ -366,21 +365,23 @@ class LocalCloud:
         ``stack_name``, or after the template's folder. ``state_machine_names`` (logical id ->
         name) names state machines as their ``Name`` property would, for a mock file's test cases.
         What the engine cannot run is skipped as for a CDK app (see ``deploy_cdk_out``)."""
-        file = sam_templates.template_file(Path(path))
-        name = stack_name or sam_templates.stack_name_for(file)
-        values = dict(parameters or {})
-        bucket = sam_templates.artifacts_bucket(self.account, self.region)
-        document = sam_templates.named(sam_templates.load_template(file), state_machine_names or {})
-        packaged = sam_templates.package(document, file.parent, bucket)
-        sam_templates.undeclared(packaged.template, values)
-        sam_templates.unset(packaged.template, values)
-        template = sam_templates.translate(packaged.template, values, self.region, self.client("iam"))
+        # read -> package and transform (SAM) -> plan -> deploy: every refusal before any change
+        sam = sam_templates.transformed(
+            Path(path),
+            account=self.account,
+            region=self.region,
+            iam=self.client("iam"),
+            stack_name=stack_name,
+            parameters=parameters,
+            state_machine_names=state_machine_names,
+        )
         deployer = AssemblyDeployer(
             self.client, self.account, self.region, mocked=self.mock_config is not None
         )
-        stack_plan = deployer.plan(name, template, stand_in)  # every refusal before any change
-        sam_templates.publish(self.client("s3"), bucket, packaged.artifacts)
-        return self._served_apis().of_stack(deployer.deploy_stack(name, stack_plan, parameters=values))
+        stack_plan = deployer.plan(sam.stack_name, sam.template, stand_in)
+        deployer.publish(sam.artifacts)
+        deployed = deployer.deploy_stack(sam.stack_name, stack_plan, parameters=sam.parameters)
+        return self._served_apis().of_stack(deployed)
 
     def serve_rest_api(self, rest_api_id: str) -> dict[str, str]:
         """Serve a REST API made through the API Gateway API (a stack's are served as it deploys):
@@ -465,7 +466,7 @@ class LocalCloud:
         """Watch moto's own execution object (it lives in this process, server or not) instead of
         polling DescribeExecution, whose serialization would compete with the execution itself."""
         execution = self._execution(execution_arn)
-        ended = compat.execution_ends.ends.wait_for_end(
+        ended = execution_ends.ends.wait_for_end(
             execution, lambda: execution.exec_status in TERMINAL_STATUSES, timeout
         )
         if not ended:
@@ -572,7 +573,7 @@ class LocalCloud:
         """Whether the execution has ended and everything its end sends (the status change event,
         the workflows that event starts) has been sent."""
         execution = self._execution(execution_arn)
-        return execution.exec_status in TERMINAL_STATUSES and compat.execution_ends.ends.announced(execution)
+        return execution.exec_status in TERMINAL_STATUSES and execution_ends.ends.announced(execution)
 
     def history_so_far(self, execution_arn: str) -> tuple[dict[str, Any], ...]:
         """The events of a (possibly running) execution so far."""

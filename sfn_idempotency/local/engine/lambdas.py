@@ -2,61 +2,37 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import itertools
 import json
-import os
-import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote
 
-from moto.moto_api._internal import mock_random
-
-from sfn_idempotency.flow.resources import LAMBDAS_DIR
+from sfn_idempotency.local.compat.lambda_runtime import Around, function_name_of, qualifier_of
 from sfn_idempotency.local.controls.calls import Reply
 from sfn_idempotency.local.controls.faults import FaultPlan, FunctionResult
 from sfn_idempotency.local.observability import function_logs
 from sfn_idempotency.local.runtimes import python_interface
-from sfn_idempotency.local.runtimes.python_interface import HandlerNotFoundError, marshalled
+from sfn_idempotency.local.runtimes.outcome import Outcome
+from sfn_idempotency.local.runtimes.python_handlers import (
+    Handler,
+    LocalLambdaContext,
+    cold_start,
+    exit_payload,
+)
+from sfn_idempotency.local.runtimes.python_interface import marshalled
 
-Handler = Callable[[Any, Any], Any]
-
-
-_cold_start_lock = threading.Lock()
-_module_numbers = itertools.count(1)
-
-
-@dataclass
-class LocalLambdaContext:
-    """The attributes of ``awslambdaric``'s LambdaContext that handlers and Powertools read."""
-
-    function_name: str
-    invoked_function_arn: str
-    timeout_seconds: int
-    memory_limit_in_mb: int = 128
-    function_version: str = "$LATEST"
-    # Drawn as moto draws its identifiers, as the Task's trace id is (compat.integrations.sdk_metadata)
-    aws_request_id: str = field(default_factory=lambda: str(mock_random.uuid4()))
-    log_group_name: str = ""
-    log_stream_name: str = "local"
-    identity: Any = None
-    client_context: Any = None
-    _started: float = field(default_factory=time.monotonic)
-
-    def __post_init__(self) -> None:
-        self.log_group_name = self.log_group_name or f"/aws/lambda/{self.function_name}"
-
-    def get_remaining_time_in_millis(self) -> int:
-        """What the Lambda runtime answers: the time left before the function's timeout."""
-        elapsed = time.monotonic() - self._started
-        return max(0, int((self.timeout_seconds - elapsed) * 1000))
+__all__ = [
+    "Handler",
+    "LambdaRuntime",
+    "LocalFunction",
+    "LocalLambdaContext",
+    "cold_start",
+    "error_payload",
+    "function_name_of",
+    "outcomes_through",
+    "qualifier_of",
+]
 
 
 @dataclass
@@ -68,67 +44,6 @@ class LocalFunction:
     arn: str
     handler: Handler
     timeout_seconds: int
-
-
-@contextmanager
-def _environment(values: Mapping[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
-def cold_start(code_dir: Path, handler: str, environment: Mapping[str, str]) -> Handler:
-    """Load ``package.module.function`` from ``code_dir`` with the function's environment, as a
-    Lambda cold start imports it from the asset root.
-
-    The handler module is loaded fresh for every function: module-level configuration is read
-    again, and two functions built from one file keep separate settings. Its package is imported
-    once, like any library, so relative imports (``from .settings import ...``) resolve: for the
-    handlers this package ships that is ``sfn_idempotency.lambdas.<package>``, for a user's
-    ``code_dir`` the top-level package found on ``sys.path``.
-    """
-    module_path, _, function_name = handler.rpartition(".")
-    source = code_dir / Path(*module_path.split(".")).with_suffix(".py")
-    if not source.is_file():
-        raise FileNotFoundError(f"handler {handler!r}: no file {source}")
-    package, _, leaf = module_path.rpartition(".")
-    with _cold_start_lock, _environment(environment):
-        prefix = _import_prefix(code_dir)
-        parent = f"{prefix}{package}" if package else ""
-        if parent:
-            importlib.import_module(parent)
-        fresh_name = f"{leaf}__cold_start_{next(_module_numbers)}"
-        spec = importlib.util.spec_from_file_location(
-            f"{parent}.{fresh_name}" if parent else fresh_name, source
-        )
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load {source}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        raise HandlerNotFoundError(
-            f"Handler '{function_name}' missing on module '{module_path}': handler {handler!r} "
-            f"names a function that {source.relative_to(code_dir).as_posix()} does not define"
-        )
-    return function  # type: ignore[no-any-return]
-
-
-def _import_prefix(code_dir: Path) -> str:
-    """How the packages in ``code_dir`` are imported: through this package for its own handlers,
-    else as top-level packages from ``code_dir`` put on ``sys.path``."""
-    if code_dir.resolve() == LAMBDAS_DIR.resolve():
-        return "sfn_idempotency.lambdas."
-    if str(code_dir) not in sys.path:
-        sys.path.append(str(code_dir))
-    return ""
 
 
 class LambdaRuntime:
@@ -219,19 +134,6 @@ class LambdaRuntime:
 _HANDLER_RUNTIME = "python"
 
 
-def function_name_of(reference: str) -> str:
-    """A name, a partial or full ARN, with or without qualifier: the function's name."""
-    parts = unquote(reference).split(":")
-    return parts[parts.index("function") + 1] if "function" in parts else parts[0]
-
-
-def qualifier_of(reference: str) -> str | None:
-    """The version or alias a function reference names (``name:qualifier``, or a qualified ARN)."""
-    parts = unquote(reference).split(":")
-    after = parts[parts.index("function") + 2 :] if "function" in parts else parts[1:]
-    return after[0] if after else None
-
-
 def _decode(payload: Any) -> Any:
     if payload is None or payload == b"":
         return None
@@ -240,18 +142,25 @@ def _decode(payload: Any) -> Any:
     return json.loads(payload) if isinstance(payload, str) else payload
 
 
-def exit_payload(error: SystemExit, request_id: str) -> dict[str, str]:
-    """Lambda's answer when a function ends its runtime's process (``sys.exit``, ``exit()``): the
-    exit status as a process reports it (a message, as Python prints it, exits 1)."""
-    code = error.code
-    status = 0 if code is None else code & 0xFF if isinstance(code, int) else 1
-    reason = (
-        f"Runtime exited with error: exit status {status}"
-        if status
-        else "Runtime exited without providing a reason"
-    )
-    return {"errorType": "Runtime.ExitError", "errorMessage": f"RequestId: {request_id} Error: {reason}"}
-
-
 def error_payload(error: Exception, context: LocalLambdaContext) -> dict[str, Any]:
     return python_interface.error_payload(error, context.aws_request_id)
+
+
+def outcomes_through(plan: FaultPlan) -> Around:
+    """Every invocation of a function created through the Lambda API, through ``plan``'s faults and
+    wrappers (what compat fix 22 calls around each: ``lambda_runtime.around``)."""
+
+    def around(name: str, event: Any, invocation: Callable[[], Outcome]) -> Outcome:
+        return plan.call_function(
+            name,
+            event,
+            invocation,
+            lambda outcome: outcome.errored,
+            lambda instead: (
+                Outcome(marshalled(instead.value), errored=False)
+                if isinstance(instead, FunctionResult)
+                else Outcome.error(instead.error_type, instead.message)
+            ),
+        )
+
+    return around

@@ -14,8 +14,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sfn_idempotency.deployed.records import plain
-from sfn_idempotency.local import compat
 from sfn_idempotency.local.controls import call_origins, task_deadlines
+from sfn_idempotency.local.controls.calls import interceptor
 from sfn_idempotency.local.controls.faults import Pause
 from sfn_idempotency.local.explorer.outcome import ExecutionTrace, Moment, ScheduleOutcome
 from sfn_idempotency.local.explorer.runs import CallObserver, RunContext, Subject
@@ -77,16 +77,16 @@ class Director:
         self._known_helpers = {arn: set(self.cloud.executions(arn)) for arn in self.helpers}
         self.restore_tables()
         unwrap = self.cloud.faults.wrap_functions(self.observer)
-        compat.interceptor.hooks.insert(0, self.observer.before_call)
-        compat.interceptor.answer_hooks.append(self.observer.after_call)
+        interceptor.hooks.insert(0, self.observer.before_call)
+        interceptor.answer_hooks.append(self.observer.after_call)
         try:
             for step in schedule.steps:
                 self._step(step)
             self._settle()
         finally:
             unwrap()
-            compat.interceptor.hooks.remove(self.observer.before_call)
-            compat.interceptor.answer_hooks.remove(self.observer.after_call)
+            interceptor.hooks.remove(self.observer.before_call)
+            interceptor.answer_hooks.remove(self.observer.after_call)
             self._let_everything_go()
         self.outcome.runs = list(self.observer.runs)
         for trace in self.outcome.executions:

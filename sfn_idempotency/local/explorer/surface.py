@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from sfn_idempotency.local.engine.lambdas import function_name_of
+from sfn_idempotency.local.compat.lambda_runtime import function_name_of
 from sfn_idempotency.local.explorer.schedules import Surface
 from sfn_idempotency.local.explorer.target import Target
 

@@ -15,9 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sfn_idempotency.local.compat.lambda_runtime import invocation_trigger
+from sfn_idempotency.local.compat.lambda_runtime import function_name_of, invocation_trigger
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
-from sfn_idempotency.local.engine.lambdas import function_name_of
 from sfn_idempotency.local.observability import function_logs
 from sfn_idempotency.local.observability.task_failures import failure_words
 

@@ -15,11 +15,6 @@ name (``refusal``). compat fix 22 routes moto's invocations here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from sfn_idempotency.local.controls.faults import FaultPlan
-
 PYTHON_PREFIX = "python"
 NODE_PREFIX = "nodejs"
 RUNS = "Python and Node.js zip functions"
@@ -42,8 +37,6 @@ def refusal(runtime: str | None, package_type: str | None = "Zip") -> str | None
 # The engine's endpoint while it serves one (``serve``): where a function's own AWS SDK calls go, as
 # on AWS they go to the account's services. None in process, where moto intercepts them.
 endpoint_url: str | None = None
-# The running cloud's fault plan: every invocation goes through its faults and wrappers.
-faults: FaultPlan | None = None
 
 
 def sdk_variables() -> dict[str, str]:

@@ -24,14 +24,14 @@ from typing import Any
 from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER
 from sfn_idempotency.lambdas.compute_key import clock as engine_key_clock
 from sfn_idempotency.local import runtimes
-from sfn_idempotency.local.engine.lambdas import (
+from sfn_idempotency.local.runtimes import code_folders, python_interface, python_process
+from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
+from sfn_idempotency.local.runtimes.python_handlers import (
     Handler,
     LocalLambdaContext,
     cold_start,
     exit_payload,
 )
-from sfn_idempotency.local.runtimes import code_folders, python_interface, python_process
-from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
 from sfn_idempotency.local.runtimes.python_interface import HandlerNotFoundError, marshalled
 from sfn_idempotency.local.runtimes.python_process import layer_paths
 

@@ -63,7 +63,7 @@ def interpreter(run_time: str) -> str | None:
 def _oldest_minor() -> int:
     """The oldest Python the SDK the runtime carries runs on (botocore's ``Requires-Python``): an
     older one's function runs on the engine's Python, where its boto3 imports."""
-    required = importlib.metadata.metadata("botocore").get("Requires-Python") or ""
+    required = importlib.metadata.metadata("botocore")["Requires-Python"] or ""
     found = re.search(r">=\s*3\.(\d+)", required)
     return max(9, int(found.group(1))) if found else 9  # the bootstrap's own oldest
 

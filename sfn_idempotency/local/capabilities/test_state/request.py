@@ -391,7 +391,7 @@ def _exceeds_tolerated_failures(request: Request) -> bool:
 
 def number_in(value: Any, state_input: Any) -> int | float | None:
     """A Map's number field: a number, or a JSONata expression of the state's input."""
-    from sfn_idempotency.local.capabilities import jsonata as stepfunctions_jsonata
+    from sfn_idempotency.local.languages import jsonata as stepfunctions_jsonata
 
     if isinstance(value, str) and value.startswith("{%") and value.endswith("%}"):
         states = json.dumps({"input": state_input})
