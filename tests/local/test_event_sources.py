@@ -522,14 +522,16 @@ def test_a_function_s_error_is_written_to_its_log_group_whoever_invoked_it(local
     events.put_events(Entries=[{"Source": "shop", "DetailType": "OrderPlaced", "Detail": "{}"}])
     local_cloud.wait_until(lambda: len(failures) == 3, timeout=20, what="the rule's three attempts")
 
-    # Then each run's error is in the function's log group, as Lambda's Python runtime writes it:
-    # the error's type and message, then its traceback
+    # Then each run is in the function's log group, its error as Lambda's Python runtime writes it
+    # (the error's type and message, then its traceback) between its START and its END and REPORT
     assert answer["FunctionError"] == "Unhandled"
-    records = [
-        event["message"] for event in logs.filter_log_events(logGroupName="/aws/lambda/tell")["events"]
-    ]
-    assert len(records) == 4
-    first_line, traceback_header, *_ = records[0].splitlines()
+    events = [event["message"] for event in logs.filter_log_events(logGroupName="/aws/lambda/tell")["events"]]
+    runs = [events[index : index + 4] for index in range(0, len(events), 4)]
+    assert len(runs) == 4
+    assert [[event.split(" ", 1)[0] for event in run] for run in runs] == [
+        ["START", "[ERROR]", "END", "REPORT"]
+    ] * 4
+    first_line, traceback_header, *_ = runs[0][1].splitlines()
     assert first_line == '[ERROR] ValueError: {"by": "api"}'
     assert traceback_header == "Traceback (most recent call last):"
-    assert all(record.startswith("[ERROR] ValueError: ") for record in records)
+    assert all(run[1].startswith("[ERROR] ValueError: ") for run in runs)

@@ -131,9 +131,12 @@ def test_an_error_is_reported_with_its_type_message_and_trace(functions: Functio
     # The trace names the function's file where Lambda unpacks it, not the engine's folders
     assert any("file:///var/task/index.mjs" in line for line in payload["trace"])
     assert not any("node_bootstrap" in line or "sfn-local-" in line for line in payload["trace"])
-    # And its log group has the Node.js runtime's record of it: "Invoke Error", the error as JSON
-    (record,) = local_cloud.client("logs").filter_log_events(logGroupName="/aws/lambda/fails")["events"]
-    level, words, error_json = record["message"].split("\t")
+    # And its log group has the Node.js runtime's record of it: "Invoke Error", the error as JSON,
+    # before the invocation's END and REPORT
+    events = local_cloud.client("logs").filter_log_events(logGroupName="/aws/lambda/fails")["events"]
+    start, record, end, report = (event["message"] for event in events)
+    assert (start[:16], end[:14], report[:17]) == ("START RequestId:", "END RequestId:", "REPORT RequestId:")
+    level, words, error_json = record.split("\t")
     assert (level, words, json.loads(error_json)) == ("ERROR", "Invoke Error ", payload)
 
 
@@ -181,6 +184,33 @@ def test_the_log_tail_holds_what_the_function_printed_as_lambda_writes_it(functi
     assert (declined.split("\t")[1:], retry) == ([request_id, "ERROR", "declined"], "retry later")
     assert end == f"END RequestId: {request_id}"
     assert report.startswith(f"REPORT RequestId: {request_id}\t")
+
+
+def test_every_invocation_is_written_to_its_log_group_as_lambda_writes_it(
+    functions: Functions, local_cloud: LocalCloud
+):
+    # Given a function that prints a record over two lines, never invoked
+    functions.create("logs", "index.logs")
+    logs = local_cloud.client("logs")
+    assert logs.describe_log_groups(logGroupNamePrefix="/aws/lambda/logs")["logGroups"] == []
+
+    # When it is invoked twice, successfully
+    request_ids = [functions.invoke("logs", {"orderId": f"o-{n}"})[1] for n in (1, 2)]
+
+    # Then its group holds each invocation, one event per record as Lambda writes them: START, each
+    # console record whole (its lines together), END and REPORT
+    events = [event["message"] for event in logs.filter_log_events(logGroupName="/aws/lambda/logs")["events"]]
+    assert len(events) == 10
+    for request_id, (start, charging, declined, end, report) in zip(
+        request_ids, [events[:5], events[5:]], strict=True
+    ):
+        assert start.startswith(f"START RequestId: {request_id} ")
+        assert charging.endswith(
+            f"\t{request_id}\tINFO\tcharging {'o-1' if request_id == request_ids[0] else 'o-2'} {{ amount: 5 }}"
+        )
+        assert declined.endswith(f"\t{request_id}\tERROR\tdeclined\nretry later")
+        assert end == f"END RequestId: {request_id}"
+        assert report.startswith(f"REPORT RequestId: {request_id}\t")
 
 
 def test_a_runtime_the_engine_does_not_have_answers_a_named_error(functions: Functions):

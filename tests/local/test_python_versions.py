@@ -110,6 +110,9 @@ def test_a_function_of_another_python_runs_in_its_own_warm_process_with_the_runt
     assert log.startswith(f"START RequestId: {reported['request_id']}")
     assert "hello from report\n" in log
     assert f"END RequestId: {reported['request_id']}" in log
+    # and in its log group, where Lambda writes it
+    events = served.client("logs").filter_log_events(logGroupName="/aws/lambda/report")["events"]
+    assert "hello from report" in [event["message"] for event in events]
 
 
 @pytest.mark.usefixtures("other_python_is_the_engines")

@@ -422,10 +422,12 @@ function forgetButton(table, key) {
 }
 
 // -- function errors: what each function's runtime wrote to its CloudWatch Logs group ----------
-// The engine writes a function's errors there, whoever invoked it (a trigger has no caller to
-// tell), as Lambda's runtimes do; this is where AWS's console sends one to look.
+// The engine writes a function's invocations there, its errors included, whoever invoked it (a
+// trigger has no caller to tell), as Lambda does; this is where AWS's console sends one to look.
 const FUNCTION_LOG_PREFIX = "/aws/lambda/";
 const FUNCTION_ERRORS_SHOWN = 50;
+// The runtime's record of an error: Python's "[ERROR] Type: message", Node.js's "Invoke Error".
+const RUNTIME_ERROR = /^\[ERROR\] |\tInvoke Error \t/;
 
 // The record's headline: a Python runtime's "[ERROR] Type: message" line, a Node.js runtime's
 // "Invoke Error" JSON as "Type: message".
@@ -443,9 +445,10 @@ function errorHeadline(message) {
 async function functionErrors() {
   const groups = await allPages(call, "logs", "DescribeLogGroups", { logGroupNamePrefix: FUNCTION_LOG_PREFIX }, "logGroups");
   const perGroup = await Promise.all(groups.map(async (group) => {
-    // FilterLogEvents answers oldest first: a group is read whole, and its newest errors kept.
+    // FilterLogEvents answers oldest first: a group is read whole, and its newest errors kept
+    // (the group holds every invocation's log: START, what the function printed, END, REPORT).
     const events = await allPages(call, "logs", "FilterLogEvents", { logGroupName: group.logGroupName }, "events");
-    return events.slice(-FUNCTION_ERRORS_SHOWN).map((event) => ({ ...event, fn: group.logGroupName.slice(FUNCTION_LOG_PREFIX.length) }));
+    return events.filter((event) => RUNTIME_ERROR.test(event.message)).slice(-FUNCTION_ERRORS_SHOWN).map((event) => ({ ...event, fn: group.logGroupName.slice(FUNCTION_LOG_PREFIX.length) }));
   }));
   return perGroup.flat().sort((a, b) => b.timestamp - a.timestamp);
 }

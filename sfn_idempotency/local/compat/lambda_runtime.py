@@ -97,11 +97,20 @@ Around = Callable[[str, Any, Callable[[], Outcome]], Outcome]
 around: Around | None = None
 
 
+# Who hears of every invocation once it ended (the function, its outcome): its log is written to
+# the function's log group from here (observability/function_logs).
+invocation_listeners: list[Callable[[Any, Outcome], None]] = []
+
+
 def run(function: Any, event: Any) -> Outcome:
     """One invocation, through what the running cloud puts around it."""
     if around is None:
-        return _run(function, event)
-    return around(str(function.function_name), event, lambda: _run(function, event))
+        outcome = _run(function, event)
+    else:
+        outcome = around(str(function.function_name), event, lambda: _run(function, event))
+    for listener in list(invocation_listeners):
+        listener(function, outcome)
+    return outcome
 
 
 def _run(function: Any, event: Any) -> Outcome:

@@ -1,11 +1,10 @@
-"""Each failed run of a function, where one looks for it: in the function's CloudWatch Logs group
-(``/aws/lambda/<name>``), whoever invoked it, as Lambda's runtimes write the error there (the console
-and ``aws logs tail`` read it); and, for a run a trigger invoked (an SQS queue's event source
-mapping, an EventBridge rule, an SNS subscription), as it happens, for whoever listens (``serve``
-prints one line each). Nobody else would see that one: a trigger's invocation has no caller to
-answer, so a function that fails to load or run behind one stays silent while its message waits in
-the queue (or goes to its dead-letter queue), or its event is retried and dropped. A state
-machine's failed Tasks are task_failures'; a Lambda API caller gets the error itself.
+"""Each failed run of a function a trigger invoked (an SQS queue's event source mapping, an
+EventBridge rule, an SNS subscription), as it happens, for whoever listens (``serve`` prints one
+line each). Nobody else would see it: a trigger's invocation has no caller to answer, so a function
+that fails to load or run behind one stays silent while its message waits in the queue (or goes to
+its dead-letter queue), or its event is retried and dropped. Every run, failed or not, is in the
+function's log group too (function_logs); a state machine's failed Tasks are task_failures'; a
+Lambda API caller gets the error itself.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from typing import Any
 
 from sfn_idempotency.local.compat.lambda_runtime import function_name_of, invocation_trigger
 from sfn_idempotency.local.compat.patching import CAPABILITY, Patch, apply_capability
-from sfn_idempotency.local.observability import function_logs
 from sfn_idempotency.local.observability.task_failures import failure_words
 
 _LAMBDA_BACKEND = "moto.awslambda.models:LambdaBackend"
@@ -40,8 +38,8 @@ listeners: list[Callable[[FunctionFailure], None]] = []
 
 
 def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``LambdaBackend.invoke``: an invocation that answered a function error is written to the
-    function's log group, whoever invoked it; a trigger's is reported too."""
+    """``LambdaBackend.invoke``: an invocation a trigger made that answered a function error is
+    reported (its log group has it, whoever invoked it: function_logs)."""
 
     def invoke(
         self: Any, function_name: str, qualifier: str | None, body: Any, headers: Any, response_headers: Any
@@ -49,25 +47,16 @@ def _reported(original: Callable[..., Any]) -> Callable[..., Any]:
         answer = original(self, function_name, qualifier, body, headers, response_headers)
         if _FUNCTION_ERROR not in response_headers:
             return answer
-        name = function_name_of(function_name)
-        payload = _payload_of(answer)
-        _logged(self, name, payload)
         trigger = invocation_trigger.name
         if trigger and listeners:
-            failure = FunctionFailure(name, trigger, *_error_of(payload))
+            failure = FunctionFailure(
+                function_name_of(function_name), trigger, *_error_of(_payload_of(answer))
+            )
             for listener in list(listeners):
                 listener(failure)
         return answer
 
     return invoke
-
-
-def _logged(lambdas: Any, name: str, payload: Any) -> None:
-    try:
-        runtime = str(lambdas.get_function(name).run_time or "")
-    except Exception:  # deleted meanwhile: nothing to log it under
-        return
-    function_logs.log_error(lambdas.account_id, lambdas.region_name, name, runtime, payload)
 
 
 def _payload_of(answer: Any) -> Any:

@@ -4,10 +4,16 @@ Installed with a cloud; their listeners go when it closes."""
 
 from __future__ import annotations
 
-from sfn_idempotency.local.observability import function_failures, task_failures, unsent_notifications
+from sfn_idempotency.local.observability import (
+    function_failures,
+    function_logs,
+    task_failures,
+    unsent_notifications,
+)
 
 
 def install() -> None:
+    function_logs.install()  # every invocation's log, in its function's group (not a report)
     task_failures.install()
     function_failures.install()
     unsent_notifications.install()
