@@ -251,6 +251,22 @@ def test_with_no_such_python_a_function_runs_on_the_engines_and_says_what_would_
     )
 
 
+def test_a_function_of_a_python_older_than_the_sdk_runs_on_the_engines_and_says_so(served: LocalCloud):
+    # Given a served function declared for Python 3.9 (older than the SDK the engine carries needs),
+    # whose code the engine's Python cannot load
+    client = create(served, "older", "def handler(event, context) -> int return 1\n", "python3.9")
+
+    # When it is invoked
+    with pytest.warns(PythonVersionWarning) as warned:
+        _, payload = invoke(client, "older")
+
+    # Then it failed to load on the engine's Python, and the line says which Pythons run on their own
+    assert payload["errorType"] == "Runtime.UserCodeSyntaxError"
+    oldest = python_process.oldest_minor()
+    assert oldest >= 10
+    assert f"serve runs a function on its own Python from python3.{oldest} on" in str(warned[0].message)
+
+
 def installed_pythons() -> list[str]:
     """The runtimes of the other Pythons this machine has (none in CI)."""
     found = []

@@ -191,7 +191,11 @@ def _warn_of_version(function: Any, error: Exception) -> None:
 
 
 def _remedy(declared: str) -> str:
+    """What would run the function on the Python it declares, if anything would."""
     version = declared.removeprefix("python")
+    oldest = python_process.oldest_minor()
+    if not version.startswith("3.") or not version[2:].isdigit() or int(version[2:]) < oldest:
+        return f"serve runs a function on its own Python from python3.{oldest} on"
     if runtimes.endpoint_url is None:
         return (
             f"in process functions run on the engine's Python; under serve, on Python {version} if installed"

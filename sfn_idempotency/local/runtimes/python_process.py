@@ -54,13 +54,13 @@ def layer_paths(opt: Path | None) -> list[Path]:
 def interpreter(run_time: str) -> str | None:
     """The installed Python a ``python3.X`` runtime names, if it is not the engine's own."""
     declared = _DECLARED.match(run_time)
-    if declared is None or run_time == ENGINE_RUNTIME or int(declared.group(1)) < _oldest_minor():
+    if declared is None or run_time == ENGINE_RUNTIME or int(declared.group(1)) < oldest_minor():
         return None
     return _installed(int(declared.group(1)))
 
 
 @cache
-def _oldest_minor() -> int:
+def oldest_minor() -> int:
     """The oldest Python the SDK the runtime carries runs on (botocore's ``Requires-Python``): an
     older one's function runs on the engine's Python, where its boto3 imports."""
     required = importlib.metadata.metadata("botocore")["Requires-Python"] or ""
