@@ -116,6 +116,36 @@ def test_a_function_of_another_python_runs_in_its_own_warm_process_with_the_runt
 
 
 @pytest.mark.usefixtures("other_python_is_the_engines")
+def test_its_layers_and_environment_are_the_runtimes(served: LocalCloud):
+    # Given a layer with a module under python/, and a function of another Python that uses it
+    layer_zip = io.BytesIO()
+    with zipfile.ZipFile(layer_zip, "w") as package:
+        package.writestr("python/shared_words.py", "GREETING = 'hello from the layer'\n")
+    lambdas = served.client("lambda")
+    layer = lambdas.publish_layer_version(LayerName="words", Content={"ZipFile": layer_zip.getvalue()})
+    source = (
+        "import os, shared_words\n"
+        "def handler(event, context):\n"
+        "    return [shared_words.GREETING, os.environ['COLOUR'], os.environ['AWS_EXECUTION_ENV'],\n"
+        "            os.environ['AWS_LAMBDA_FUNCTION_NAME']]\n"
+    )
+    create(
+        served,
+        "layered",
+        source,
+        OTHER_RUNTIME,
+        Layers=[layer["LayerVersionArn"]],
+        Environment={"Variables": {"COLOUR": "blue"}},
+    )
+
+    # When it is invoked
+    _, answer = invoke(lambdas, "layered")
+
+    # Then it imported the layer's module, and read its own variables and the runtime's
+    assert answer == ["hello from the layer", "blue", f"AWS_Lambda_{OTHER_RUNTIME}", "layered"]
+
+
+@pytest.mark.usefixtures("other_python_is_the_engines")
 def test_its_errors_and_load_failures_answer_as_lambdas_python_runtime(served: LocalCloud):
     # Given functions of another Python: one raises, one has a syntax error, one lacks its handler,
     # one sleeps past its timeout, one returns what JSON cannot hold
