@@ -119,3 +119,43 @@ def test_no_module_outside_the_fixes_of_moto_passes_600_lines():
         and (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+LAYER_DRAWING = re.compile(r"### Its layers\n.*?```text\n(.*?)```", re.S)
+LABEL_WIDTH = 10  # the drawing's first column: the layer's name
+
+
+def drawn_layers() -> list[list[str]]:
+    """The layout page's drawing of the layers, top to bottom: the rooms each line names."""
+    (drawing,) = LAYER_DRAWING.findall(LAYOUT_PAGE.read_text(encoding="utf-8"))
+    lines = []
+    for line in drawing.splitlines():
+        names = re.split(r"\s{2,}", line[LABEL_WIDTH:].strip())[0]
+        lines.append([room_of_path(name.strip()) for name in names.split(",")])
+    return lines
+
+
+def room_of_path(path: str) -> str:
+    """``local/engine/`` is sfn_idempotency.local.engine, ``wrap.py`` sfn_idempotency.wrap, and a
+    package's ``__init__.py`` the package itself."""
+    dotted = path.removesuffix("/").removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    return f"sfn_idempotency.{dotted}"
+
+
+def test_the_layers_drawn_hold_every_import():
+    # Given the rooms of the package and their imports, and the layout page's drawing of them
+    from tests.unit.test_import_graph import import_graph, room_graph
+
+    rooms, arrows = room_graph(import_graph())
+    drawn = drawn_layers()
+    line_of = {room: index for index, line in enumerate(drawn) for room in line}
+    # Then it draws every room (the package's own __init__, its version, aside)
+    assert sorted(set(rooms) - set(line_of) - {"sfn_idempotency"}) == []
+    # And every import goes from a room to one on its own line or below it
+    upward = [
+        line
+        for (here, there), lines in arrows.items()
+        if there in line_of and line_of[there] < line_of[here]
+        for line in lines
+    ]
+    assert upward == []
