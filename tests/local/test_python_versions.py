@@ -281,6 +281,25 @@ def test_with_no_such_python_a_function_runs_on_the_engines_and_says_what_would_
     )
 
 
+@pytest.mark.usefixtures("no_pythons_found")
+def test_with_no_such_python_a_function_that_loads_runs_on_the_engines_with_one_line(served: LocalCloud):
+    # Given no other Python installed, a served function of another Python that the engine's loads
+    client = create(served, "portable", "def handler(event, context):\n    return 'ran'\n", OTHER_RUNTIME)
+
+    # When it is invoked twice
+    with pytest.warns(PythonVersionWarning) as warned:
+        answers = [invoke(client, "portable")[1] for _ in range(2)]
+
+    # Then it ran on the engine's Python, and one line said so and what would run it on its own
+    assert answers == ["ran", "ran"]
+    (line,) = [str(warning.message) for warning in warned if warning.category is PythonVersionWarning]
+    version = OTHER_RUNTIME.removeprefix("python")
+    assert line.startswith(
+        f"portable declares {OTHER_RUNTIME}; it runs on the engine's Python {sys.version.split()[0]}"
+    )
+    assert f"install Python {version}" in line
+
+
 def test_a_function_of_a_python_older_than_the_sdk_runs_on_the_engines_and_says_so(served: LocalCloud):
     # Given a served function declared for Python 3.9 (older than the SDK the engine carries needs),
     # whose code the engine's Python cannot load

@@ -3,8 +3,9 @@ per code hash, as a warm environment keeps it; the function's environment is app
 call; past its timeout the call answers ``Sandbox.Timedout``.
 
 While the engine serves, a function declared for another Python that is installed runs there
-instead (``python_process``). Otherwise it runs on the engine's own Python: one whose code that
-Python cannot load (a newer syntax) answers as Lambda's runtime answers a handler it cannot load
+instead (``python_process``); one whose Python is not installed runs here, with one
+``PythonVersionWarning`` that says so. In process, a function whose code the engine's Python cannot
+load (a newer syntax) answers as Lambda's runtime answers a handler it cannot load
 (``Runtime.UserCodeSyntaxError``, ``Runtime.ImportModuleError``), with one ``PythonVersionWarning``
 naming both Pythons."""
 
@@ -32,7 +33,7 @@ from sfn_idempotency.local.runtimes.python_handlers import (
     cold_start,
     exit_payload,
 )
-from sfn_idempotency.local.runtimes.python_interface import HandlerNotFoundError, marshalled
+from sfn_idempotency.local.runtimes.python_interface import ENGINE_RUNTIME, HandlerNotFoundError, marshalled
 from sfn_idempotency.local.runtimes.python_process import layer_paths
 
 _environment_lock = threading.Lock()
@@ -62,6 +63,8 @@ def _handler(function: Any, folder: Path) -> Handler:
             handler = _handlers[folder] = cold_start(folder, function.handler, environment(function))
             if function.handler == COMPUTE_KEY_HANDLER:
                 _on_the_engine_clock(handler)
+            elif runtimes.endpoint_url is not None:
+                _warn_of_this_python(function)
     return handler
 
 
@@ -165,7 +168,7 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
 
 
 class PythonVersionWarning(UserWarning):
-    """A function declared for another Python failed to load on the engine's Python."""
+    """A function declared for another Python runs, or failed to load, on the engine's Python."""
 
 
 _warned: set[str] = set()
@@ -178,15 +181,28 @@ def _warn_of_version(function: Any, error: Exception) -> None:
     Python. An exception of a class of its own (a configuration check at cold start) is its own,
     whatever Python it runs on: no line then."""
     declared = str(function.run_time)
-    running = f"python{sys.version_info.major}.{sys.version_info.minor}"
     python_s_own = type(error).__module__ == "builtins"
-    if declared != running and python_s_own and function.function_arn not in _warned:
+    if declared != ENGINE_RUNTIME and python_s_own and function.function_arn not in _warned:
         _warned.add(function.function_arn)
         warnings.warn(
             f"{function.function_name} declares {declared} and could not be loaded on the engine's "
             f"Python {sys.version.split()[0]}: {type(error).__name__}: {error} ({_remedy(declared)})",
             PythonVersionWarning,
             stacklevel=3,
+        )
+
+
+def _warn_of_this_python(function: Any) -> None:
+    """Served, a function declared for another Python than the engine's, which is not installed,
+    runs on the engine's: once a line that says so, and what would run it on its own."""
+    declared = str(function.run_time)
+    if declared != ENGINE_RUNTIME and function.function_arn not in _warned:
+        _warned.add(function.function_arn)
+        warnings.warn(
+            f"{function.function_name} declares {declared}; it runs on the engine's Python "
+            f"{sys.version.split()[0]} ({_remedy(declared)})",
+            PythonVersionWarning,
+            stacklevel=4,
         )
 
 
