@@ -241,9 +241,9 @@ def test_the_declared_python_is_found_on_path_then_in_pyenv(no_pythons_found: Pa
     tmp = no_pythons_found
     # Given nothing: no Python 3.12 is found, nor an other than the engine's for the engine's runtime
     assert python_process.interpreter("python3.12") is None
-    # Given pyenv's 3.12.1 and 3.12.7, and a python3.13 on PATH that is a failing shim
-    fake_python(tmp / "pyenv" / "versions" / "3.12.1" / "bin", "python3.12", 12)
-    newest = fake_python(tmp / "pyenv" / "versions" / "3.12.7" / "bin", "python3.12", 12)
+    # Given pyenv's 3.12.7 and 3.12.10, and a python3.13 on PATH that is a failing shim
+    fake_python(tmp / "pyenv" / "versions" / "3.12.7" / "bin", "python3.12", 12)
+    newest = fake_python(tmp / "pyenv" / "versions" / "3.12.10" / "bin", "python3.12", 12)
     fake_python(tmp / "bin", "python3.13", None)
     fake_python(tmp / "bin", f"python3.{ENGINE_MINOR}", ENGINE_MINOR)
     python_process._installed.cache_clear()

@@ -75,7 +75,7 @@ def _installed(minor: int) -> str | None:
     pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
     candidates = [
         shutil.which(f"python3.{minor}"),
-        *sorted(pyenv.glob(f"3.{minor}.*/bin/python3.{minor}"))[::-1],
+        *sorted(pyenv.glob(f"3.{minor}.*/bin/python3.{minor}"), key=_release, reverse=True),
     ]
     for candidate in filter(None, candidates):
         try:
@@ -91,6 +91,11 @@ def _installed(minor: int) -> str | None:
         if probe.returncode == 0 and probe.stdout.strip() == str(minor):
             return str(candidate)
     return None
+
+
+def _release(python: Path) -> tuple[int, ...]:
+    """A pyenv Python's release, from its folder's name (``3.12.10`` after ``3.12.9``)."""
+    return tuple(int(number) for number in re.findall(r"\d+", python.parents[1].name))
 
 
 def runs_elsewhere(function: Any) -> bool:
