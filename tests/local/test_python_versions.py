@@ -354,3 +354,32 @@ def test_a_function_runs_on_the_real_python_its_runtime_names(served: LocalCloud
     assert loaded == "loaded"
     assert reported.get("python") == run_time, reported
     assert isinstance(reported["queues"], list)
+
+
+def test_what_a_function_in_process_prints_is_its_log(capsys: pytest.CaptureFixture[str]):
+    # Given a function that runs in the engine's process and prints to stdout and stderr
+    source = (
+        "import sys\n"
+        "def handler(event, context):\n"
+        "    print('charging', event['order'])\n"
+        "    print('declined', file=sys.stderr)\n"
+        "    return 'done'\n"
+    )
+    with LocalCloud() as cloud:
+        cloud.client("iam").create_role(RoleName="fn-role", AssumeRolePolicyDocument="{}")
+        client = create(cloud, "prints", source, f"python3.{ENGINE_MINOR}")
+
+        # When it is invoked with its log's tail, while this thread prints too
+        print("the test's own line")
+        answer, result = invoke(client, "prints", {"order": "o-1"}, LogType="Tail")
+        events = cloud.client("logs").filter_log_events(logGroupName="/aws/lambda/prints")["events"]
+
+    # Then what it printed is its log, between START and END, and in its log group
+    tail = base64.b64decode(answer["LogResult"]).decode().splitlines()
+    assert result == "done"
+    assert tail[1:3] == ["charging o-1", "declined"]
+    assert [event["message"] for event in events][1:3] == ["charging o-1", "declined"]
+    # and went to stderr, as a function's log does; this thread's own line stayed on stdout
+    captured = capsys.readouterr()
+    assert captured.out == "the test's own line\n"
+    assert "charging o-1\ndeclined\n" in captured.err

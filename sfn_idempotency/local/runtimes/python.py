@@ -25,7 +25,7 @@ from typing import Any
 from sfn_idempotency.flow.resources import COMPUTE_KEY_HANDLER
 from sfn_idempotency.lambdas.compute_key import clock as engine_key_clock
 from sfn_idempotency.local import runtimes
-from sfn_idempotency.local.runtimes import code_folders, python_interface, python_process
+from sfn_idempotency.local.runtimes import code_folders, printed, python_interface, python_process
 from sfn_idempotency.local.runtimes.outcome import Outcome, log_lines, timed_out
 from sfn_idempotency.local.runtimes.python_handlers import (
     Handler,
@@ -142,9 +142,10 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         payload = python_interface.load_failure(error, function.handler, folder, context.aws_request_id)
         return Outcome(json.dumps(payload).encode(), errored=True)
     result: dict[str, Any] = {}
+    log: list[str] = []
 
     def call() -> None:
-        with _applied(environment(function)):
+        with _applied(environment(function)), printed.kept(log):
             try:
                 result["value"] = handler(event, context)
             except Exception as error:
@@ -162,7 +163,11 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         outcome = _outcome(result, context, folder, str(function.run_time))
     duration_ms = (time.monotonic() - started) * 1000
     outcome.log = log_lines(
-        context.aws_request_id, context.function_version, context.memory_limit_in_mb, duration_ms
+        context.aws_request_id,
+        context.function_version,
+        context.memory_limit_in_mb,
+        duration_ms,
+        "".join(list(log)),  # what it printed until it ended (or timed out)
     )
     return outcome
 
