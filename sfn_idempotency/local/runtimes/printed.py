@@ -41,7 +41,8 @@ class _Stream:
         return getattr(self.through, name)
 
 
-def _stand_in() -> None:
+def stand_in() -> None:
+    """Put the stand-ins in place (before a handler loads: a logger it makes binds the stream)."""
     with _lock:
         if not isinstance(sys.stdout, _Stream):
             sys.stdout = _Stream(sys.stdout)
@@ -52,7 +53,7 @@ def _stand_in() -> None:
 @contextmanager
 def kept(log: list[str]) -> Iterator[None]:
     """In an invocation's thread: what it prints meanwhile goes into ``log``, in order."""
-    _stand_in()
+    stand_in()
     _logs[threading.get_ident()] = log
     try:
         yield

@@ -133,6 +133,7 @@ def run(function: Any, event: Any, invoked_arn: str) -> Outcome:
         function_version=str(function.version),
     )
     folder = Path(python_interface.TASK_ROOT)  # until its code is unpacked
+    printed.stand_in()  # before the handler loads: a logger made at import binds sys.stdout then
     try:
         folder = code_folders.unpacked(function)
         handler = _handler(function, folder)
