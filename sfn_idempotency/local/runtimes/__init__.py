@@ -15,6 +15,10 @@ name (``refusal``). compat fix 22 routes moto's invocations here.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+from typing import Any
+
 PYTHON_PREFIX = "python"
 NODE_PREFIX = "nodejs"
 RUNS = "Python and Node.js zip functions"
@@ -49,3 +53,29 @@ def sdk_variables() -> dict[str, str]:
         "AWS_SECRET_ACCESS_KEY": "local",
         "AWS_SESSION_TOKEN": "local",
     }
+
+
+def process_variables(function: Any, task_root: Path) -> dict[str, str]:
+    """What Lambda's runtimes set in a function's own process (``function``: a moto
+    ``LambdaFunction``); a runtime adds its own, then the SDK's and the function's go after."""
+    name = function.function_name
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "en_US.UTF-8",
+        "TZ": ":UTC",
+        "LAMBDA_TASK_ROOT": str(task_root),
+        "AWS_EXECUTION_ENV": f"AWS_Lambda_{function.run_time}",
+        "AWS_LAMBDA_FUNCTION_NAME": name,
+        "AWS_LAMBDA_FUNCTION_VERSION": str(function.version),
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_size),
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "local",
+        "AWS_REGION": function.region,
+        "AWS_DEFAULT_REGION": function.region,  # Lambda sets both; boto3 reads this one
+        "_HANDLER": function.handler,
+    }
+
+
+def own_variables(function: Any) -> dict[str, str]:
+    """The function's own environment variables, which come last: they override the runtime's."""
+    return {name: str(value) for name, value in (function.environment_vars or {}).items()}

@@ -84,25 +84,12 @@ _warned: set[str] = set()
 
 def environment_variables(function: Any) -> dict[str, str]:
     """What Lambda's Node.js runtime sets, then the function's own variables."""
-    name = function.function_name
     return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LANG": "en_US.UTF-8",
-        "TZ": ":UTC",
+        **runtimes.process_variables(function, code_folders.unpacked(function)),
         "NODE_PATH": _node_path(function),
-        "LAMBDA_TASK_ROOT": str(code_folders.unpacked(function)),
-        "AWS_EXECUTION_ENV": f"AWS_Lambda_{function.run_time}",
-        "AWS_LAMBDA_FUNCTION_NAME": name,
-        "AWS_LAMBDA_FUNCTION_VERSION": str(function.version),
-        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_size),
-        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
-        "AWS_LAMBDA_LOG_STREAM_NAME": "local",
-        "AWS_REGION": function.region,
-        "AWS_DEFAULT_REGION": function.region,
         **(runtimes.sdk_variables() or _NO_ENDPOINT),
-        "_HANDLER": function.handler,
         "SFN_LOCAL_DECLARED_NODE_MAJOR": str(declared_major(str(function.run_time))),
-        **{key: str(value) for key, value in (function.environment_vars or {}).items()},
+        **runtimes.own_variables(function),
     }
 
 

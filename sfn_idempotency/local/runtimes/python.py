@@ -99,7 +99,7 @@ def environment(function: Any) -> dict[str, str]:
         "AWS_DEFAULT_REGION": function.region,  # Lambda sets both; boto3 reads this one
         "_HANDLER": function.handler,
         **runtimes.sdk_variables(),
-        **{name: str(value) for name, value in (function.environment_vars or {}).items()},
+        **runtimes.own_variables(function),
     }
 
 
@@ -186,27 +186,25 @@ def _warn_of_version(function: Any, error: Exception) -> None:
     ``Runtime.ImportModuleError``, and once a line that says why, and what would run it on its own
     Python. An exception of a class of its own (a configuration check at cold start) is its own,
     whatever Python it runs on: no line then."""
-    declared = str(function.run_time)
-    python_s_own = type(error).__module__ == "builtins"
-    if declared != ENGINE_RUNTIME and python_s_own and function.function_arn not in _warned:
-        _warned.add(function.function_arn)
-        warnings.warn(
-            f"{function.function_name} declares {declared} and could not be loaded on the engine's "
-            f"Python {sys.version.split()[0]}: {type(error).__name__}: {error} ({_remedy(declared)})",
-            PythonVersionWarning,
-            stacklevel=3,
-        )
+    if type(error).__module__ == "builtins":
+        why = f"could not be loaded on the engine's Python {sys.version.split()[0]}: {type(error).__name__}: {error}"
+        _warn_once(function, f" and {why}")
 
 
 def _warn_of_this_python(function: Any) -> None:
     """Served, a function declared for another Python than the engine's, which is not installed,
     runs on the engine's: once a line that says so, and what would run it on its own."""
+    _warn_once(function, f"; it runs on the engine's Python {sys.version.split()[0]}")
+
+
+def _warn_once(function: Any, words: str) -> None:
+    """One line per function declared for another Python than the engine's: what happened, and
+    what would run it on its own Python."""
     declared = str(function.run_time)
     if declared != ENGINE_RUNTIME and function.function_arn not in _warned:
         _warned.add(function.function_arn)
         warnings.warn(
-            f"{function.function_name} declares {declared}; it runs on the engine's Python "
-            f"{sys.version.split()[0]} ({_remedy(declared)})",
+            f"{function.function_name} declares {declared}{words} ({_remedy(declared)})",
             PythonVersionWarning,
             stacklevel=4,
         )

@@ -130,26 +130,13 @@ def sdk_folder() -> Path:
 
 def environment_variables(function: Any) -> dict[str, str]:
     """What Lambda's Python runtime sets, then the function's own variables."""
-    name = function.function_name
     task = code_folders.unpacked(function)
     search = [task, *layer_paths(code_folders.layers_folder(function)), sdk_folder()]
     return {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "LANG": "en_US.UTF-8",
-        "TZ": ":UTC",
+        **runtimes.process_variables(function, task),
         "PYTHONPATH": os.pathsep.join(map(str, search)),
-        "LAMBDA_TASK_ROOT": str(task),
-        "AWS_EXECUTION_ENV": f"AWS_Lambda_{function.run_time}",
-        "AWS_LAMBDA_FUNCTION_NAME": name,
-        "AWS_LAMBDA_FUNCTION_VERSION": str(function.version),
-        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_size),
-        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
-        "AWS_LAMBDA_LOG_STREAM_NAME": "local",
-        "AWS_REGION": function.region,
-        "AWS_DEFAULT_REGION": function.region,
         **runtimes.sdk_variables(),
-        "_HANDLER": function.handler,
-        **{key: str(value) for key, value in (function.environment_vars or {}).items()},
+        **runtimes.own_variables(function),
     }
 
 
